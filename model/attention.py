@@ -1,0 +1,186 @@
+"""Scaled dot-product attention, and multi-head attention with nn.MultiheadAttention's layout."""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .masks import fully_blocked_rows, merge_masks, to_additive
+from .trace import AttentionTrace
+
+
+def _softmax_rows(scores: Tensor, mask: Tensor | None) -> Tensor:
+    """softmax(scores + mask) over keys; a row with every key blocked gets 0, not NaN.
+
+    That is what F.scaled_dot_product_attention does (its "safe softmax"): such a query
+    attends to nothing, so its output is 0 rather than NaN spreading through the network.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    probs = torch.softmax(scores + mask, dim=-1)
+    blocked = fully_blocked_rows(mask)  # (..., L, 1), on the mask's small broadcast shape
+    if blocked.any():
+        probs = probs.masked_fill(blocked, 0.0)
+    return probs
+
+
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, scale: float | None = None
+) -> tuple[Tensor, Tensor]:
+    """softmax(q k^T * scale + mask) v. Returns (output (..., L, dv), probabilities (..., L, S)).
+
+    q (..., L, dk), k (..., S, dk), v (..., S, dv). attn_mask: bool (True = blocked) or additive
+    float, broadcastable to (..., L, S). scale defaults to 1/sqrt(dk); 1.0 means "no scaling".
+    """
+    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
+    scores = (q * scale) @ k.transpose(-2, -1)  # (..., L, S)
+    probs = _softmax_rows(scores, to_additive(attn_mask, q.dtype))
+    return probs @ v, probs
+
+
+class MultiHeadAttention(nn.Module):
+    """Same constructor, parameters and forward as torch.nn.MultiheadAttention.
+
+    Parameters: in_proj_weight (3E, E) = [W_Q; W_K; W_V] (or q/k/v_proj_weight when kdim/vdim
+    differ from E), in_proj_bias (3E), out_proj = W_O; optional bias_k, bias_v.
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim} and {num_heads}")
+        if embed_dim % num_heads != 0:
+            raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+        factory = {"device": device, "dtype": dtype}
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = nn.Parameter(torch.empty(3 * embed_dim, embed_dim, **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = nn.Parameter(torch.empty(embed_dim, embed_dim, **factory))
+            self.k_proj_weight = nn.Parameter(torch.empty(embed_dim, self.kdim, **factory))
+            self.v_proj_weight = nn.Parameter(torch.empty(embed_dim, self.vdim, **factory))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = nn.Parameter(torch.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = nn.Parameter(torch.empty(1, 1, embed_dim, **factory))
+            self.bias_v = nn.Parameter(torch.empty(1, 1, embed_dim, **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """PyTorch's initialisation: Xavier-uniform projections, zero biases."""
+        for w in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+            if w is not None:
+                nn.init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            nn.init.zeros_(self.in_proj_bias)
+            nn.init.zeros_(self.out_proj.bias)
+        for b in (self.bias_k, self.bias_v):
+            if b is not None:
+                nn.init.xavier_normal_(b)
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """(B, L, E), (B, S, kdim), (B, S, vdim) -> q, k, v each (B, *, E)."""
+        E, b = self.embed_dim, self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else b.split(E)
+        if not self._qkv_same_embed_dim:
+            return (F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
+                    F.linear(value, self.v_proj_weight, bv))
+        if query is key and key is value:  # self-attention: one matmul for Q, K and V
+            return F.linear(query, self.in_proj_weight, b).chunk(3, dim=-1)
+        wq, wk, wv = self.in_proj_weight.split(E)
+        if key is value:  # cross-attention: K and V from the same memory
+            bkv = None if b is None else b[E:]
+            k, v = F.linear(key, self.in_proj_weight[E:], bkv).chunk(2, dim=-1)
+            return F.linear(query, wq, bq), k, v
+        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+
+    def attend(self, query, key, value, key_padding_mask=None, attn_mask=None, need_weights=True,
+               average_attn_weights=True, scale=None, record=False):
+        """The computation, batch-first: query (B, L, E), key (B, S, kdim), value (B, S, vdim).
+
+        Returns (output (B, L, E), weights or None, AttentionTrace or None).
+        """
+        B, L, _ = query.shape
+        q, k, v = self._project(query, key, value)  # (B, L, E), (B, S, E), (B, S, E)
+        if self.bias_k is not None:  # one learned extra key/value that every query can see
+            k = torch.cat([k, self.bias_k.expand(B, 1, -1)], dim=1)
+            v = torch.cat([v, self.bias_v.expand(B, 1, -1)], dim=1)
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+        nh, hd = self.num_heads, self.head_dim
+        q = q.view(B, L, nh, hd).transpose(1, 2)  # (B, nh, L, hd)
+        k = k.view(B, -1, nh, hd).transpose(1, 2)  # (B, nh, S, hd)
+        v = v.view(B, -1, nh, hd).transpose(1, 2)  # (B, nh, S, hd)
+        if self.add_zero_attn:  # one all-zero key/value
+            k = torch.cat([k, k.new_zeros(B, nh, 1, hd)], dim=2)
+            v = torch.cat([v, v.new_zeros(B, nh, 1, hd)], dim=2)
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+        S = k.size(2)
+        mask = merge_masks(attn_mask, key_padding_mask, B, nh, L, S, q.dtype)  # (B|1, nh|1, L, S)
+        dropout_p = self.dropout if self.training else 0.0
+        scale_ = 1.0 / math.sqrt(hd) if scale is None else scale
+
+        if not (need_weights or record):  # fast path: the fused kernel, nothing kept
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale_)
+            probs = scores = None
+        else:
+            scores = (q * scale_) @ k.transpose(-2, -1)  # (B, nh, L, S)
+            probs = F.dropout(_softmax_rows(scores, mask), dropout_p, training=self.training)
+            context = probs @ v  # (B, nh, L, hd)
+        output = self.out_proj(context.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
+
+        weights = None
+        if need_weights:
+            weights = probs.mean(dim=1) if average_attn_weights else probs
+        trace = AttentionTrace(q, k, v, scores, mask, probs, context, output, scale_) if record else None
+        return output, weights, trace
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False, *, scale=None, record=False):
+        """As nn.MultiheadAttention.forward; with record=True a third value, the AttentionTrace."""
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+                               "module method `generate_square_subsequent_mask` to create this mask.")
+        batched = query.dim() == 3
+        if not batched:  # (L, E): one unbatched sequence
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:  # (L, B, E) -> (B, L, E), keeping identity for the packed projection
+            query, key, value = _to_batch_first(query, key, value)
+        output, weights, trace = self.attend(query, key, value, key_padding_mask, attn_mask, need_weights,
+                                             average_attn_weights, scale, record)
+        if not batched:
+            output = output.squeeze(0)
+            weights = None if weights is None else weights.squeeze(0)
+        elif not self.batch_first:
+            output = output.transpose(0, 1)
+        return (output, weights, trace) if record else (output, weights)
+
+
+def _to_batch_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Transpose (T, B, E) -> (B, T, E) once per distinct tensor, so `query is key` still holds."""
+    q = query.transpose(0, 1)
+    k = q if key is query else key.transpose(0, 1)
+    v = k if value is key else (q if value is query else value.transpose(0, 1))
+    return q, k, v
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """Append one never-blocked key column to a mask."""
+    return None if mask is None else F.pad(mask, (0, 1))

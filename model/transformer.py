@@ -1,0 +1,200 @@
+"""Stacks of layers: Encoder, Decoder, the encoder-decoder Transformer (as torch.nn), and
+TextEncoder, token ids -> embeddings + positions -> Encoder, the app's random model."""
+import copy
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
+from .masks import key_padding_mask as to_key_padding_mask
+from .masks import square_subsequent_mask
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .trace import EmbeddingTrace, ModelOutput, StackTrace, TransformerTrace
+
+
+def _clones(layer: nn.Module, n: int) -> nn.ModuleList:
+    return nn.ModuleList(copy.deepcopy(layer) for _ in range(n))
+
+
+def _padding_positions(key_padding_mask: Tensor) -> Tensor:
+    """(B, S) bool, True at padding, for a bool or float key padding mask."""
+    return key_padding_mask if key_padding_mask.dtype == torch.bool else key_padding_mask != 0
+
+
+class Encoder(nn.Module):
+    """N encoder layers and an optional final norm (as nn.TransformerEncoder)."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers, self.norm, self.mask_check = num_layers, norm, mask_check
+        self.enable_nested_tensor = enable_nested_tensor
+        attn = encoder_layer.self_attn
+        self.use_nested_tensor = enable_nested_tensor and isinstance(encoder_layer, EncoderLayer) and not (
+            encoder_layer.norm_first or not attn.batch_first or not attn._qkv_same_embed_dim
+            or attn.in_proj_bias is None or not encoder_layer.activation_relu_or_gelu
+            or encoder_layer.norm1.eps != encoder_layer.norm2.eps or attn.num_heads % 2 == 1)
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None, *, record=False):
+        """As nn.TransformerEncoder.forward; with record=True returns (out, StackTrace)."""
+        batch_first = self.layers[0].self_attn.batch_first
+        x, unbatched = _layout(src, batch_first)
+        kpm = _unsqueeze(src_key_padding_mask, unbatched)
+        out, _, trace = self.encode(x, _causal_or(mask, bool(is_causal), x.size(1), x.size(1), x.device), kpm, record)
+        if not unbatched and self._zeroes_padding(src, mask, kpm):
+            out = out.masked_fill(_padding_positions(kpm).unsqueeze(-1), 0.0)
+        if self.norm is not None:
+            out = self.norm(out)
+        if record:
+            trace = StackTrace(None, trace.layers, out)
+        out = _restore(out, batch_first, unbatched)
+        return (out, trace) if record else out
+
+    def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, embeddings=None, need_weights=False):
+        """x (B, T, E) through every layer (no final norm).
+
+        Returns (B, T, E), per-layer attention probabilities (B, nh, T, T) or None, StackTrace or None.
+        """
+        layer_traces, attentions = [], []
+        for layer in self.layers:
+            x, probs, trace = layer.encode(x, attn_mask, key_padding_mask, record, need_weights)
+            layer_traces.append(trace)
+            attentions.append(probs)
+        return (x, tuple(attentions) if need_weights else None,
+                StackTrace(embeddings, tuple(layer_traces), x) if record else None)
+
+    def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
+        """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.
+
+        nn.TransformerEncoder does so in inference with a left-aligned padding mask and no
+        attention mask; we reproduce the result (not the speed-up) so outputs stay equal.
+        """
+        first = self.layers[0]
+        if not (self.use_nested_tensor and torch.backends.mha.get_fastpath_enabled() and not first.training
+                and key_padding_mask is not None and mask is None and not torch.is_autocast_enabled()):
+            return False
+        keep = ~_padding_positions(key_padding_mask)
+        if self.mask_check and not bool((keep[:, 1:] <= keep[:, :-1]).all()):  # padding only at the end
+            return False
+        args = [src, *first.self_attn.parameters(), *first.norm1.parameters(), *first.norm2.parameters(),
+                *first.linear1.parameters(), *first.linear2.parameters()]
+        return not (torch.is_grad_enabled() and any(t.requires_grad for t in args))
+
+
+class Decoder(nn.Module):
+    """N decoder layers and an optional final norm (as nn.TransformerDecoder)."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False, *, record=False):
+        """As nn.TransformerDecoder.forward; with record=True returns (out, StackTrace)."""
+        batch_first = self.layers[0].self_attn.batch_first
+        x, unbatched = _layout(tgt, batch_first)
+        mem, _ = _layout(memory, batch_first)
+        T, S = x.size(1), mem.size(1)
+        out, trace = self.decode(x, mem, _causal_or(tgt_mask, bool(tgt_is_causal), T, T, x.device),
+                                 _causal_or(memory_mask, memory_is_causal, T, S, x.device),
+                                 _unsqueeze(tgt_key_padding_mask, unbatched),
+                                 _unsqueeze(memory_key_padding_mask, unbatched), record)
+        out = _restore(out, batch_first, unbatched)
+        return (out, trace) if record else out
+
+    def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+               memory_key_padding_mask=None, record=False, embeddings=None):
+        """Batch-first (B, T, E) through every layer and the final norm. Returns (B, T, E), StackTrace or None."""
+        layer_traces = []
+        for layer in self.layers:
+            x, trace = layer.decode(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                                    memory_key_padding_mask, record)
+            layer_traces.append(trace)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x, (StackTrace(embeddings, tuple(layer_traces), x) if record else None)
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder of "Attention Is All You Need" (as nn.Transformer; no embeddings)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation=F.relu, custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        self.encoder = custom_encoder or Encoder(
+            EncoderLayer(*layer_args, **factory), num_encoder_layers,
+            nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        self.decoder = custom_decoder or Decoder(
+            DecoderLayer(*layer_args, **factory), num_decoder_layers,
+            nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        for p in self.parameters():  # PyTorch's initialisation
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False, *, record=False):
+        """As nn.Transformer.forward; with record=True returns (out, TransformerTrace)."""
+        is_batched = src.dim() == 3
+        if is_batched and src.size(0 if self.batch_first else 1) != tgt.size(0 if self.batch_first else 1):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal, record=record)
+        memory, enc_trace = memory if record else (memory, None)
+        out = self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask,
+                           memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                           memory_is_causal=memory_is_causal, record=record)
+        if record:
+            return out[0], TransformerTrace(enc_trace, out[1])
+        return out
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None) -> Tensor:
+        return square_subsequent_mask(sz, device=device, dtype=dtype or torch.float32)
+
+
+class TextEncoder(nn.Module):
+    """Token ids -> token embedding * sqrt(d) + positions -> Encoder: the app's randomly initialised model."""
+
+    def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
+                 norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
+        super().__init__()
+        if positional not in ("sinusoidal", "learned"):
+            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {positional!r}")
+        self.max_positions = max_len
+        self.token_embedding = nn.Embedding(vocab_size, d_model)
+        nn.init.normal_(self.token_embedding.weight, std=d_model ** -0.5)  # so that * sqrt(d) has unit scale
+        self.position = (SinusoidalPositionalEncoding(d_model, max_len) if positional == "sinusoidal"
+                         else LearnedPositionalEmbedding(max_len, d_model))
+        self.dropout = nn.Dropout(dropout)
+        layer = EncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, batch_first=True,
+                             norm_first=norm_first)
+        self.encoder = Encoder(layer, num_layers, nn.LayerNorm(d_model) if norm_first else None,
+                               enable_nested_tensor=False)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
+                record=False) -> ModelOutput:
+        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding. token_type_ids is ignored."""
+        T = input_ids.size(1)
+        token = self.token_embedding(input_ids) * math.sqrt(self.token_embedding.embedding_dim)  # (B, T, E)
+        position = self.position(T)  # (1, T, E)
+        summed = token + position
+        x = self.dropout(summed)
+        emb = EmbeddingTrace(token, position, None, summed, x) if record else None
+        kpm = None if attention_mask is None else to_key_padding_mask(attention_mask)
+        x, attentions, trace = self.encoder.encode(x, None, kpm, record, emb, output_attentions)
+        if self.encoder.norm is not None:
+            x = self.encoder.norm(x)
+            trace = StackTrace(emb, trace.layers, x) if record else None
+        return ModelOutput(x, attentions, None, trace)
