@@ -33,7 +33,7 @@ def scaled_dot_product_attention(
     float, broadcastable to (..., L, S). scale defaults to 1/sqrt(dk); 1.0 means "no scaling".
     """
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
-    scores = (q * scale) @ k.transpose(-2, -1)  # (..., L, S)
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., L, S)
     probs = _softmax_rows(scores, to_additive(attn_mask, q.dtype))
     return probs @ v, probs
 
@@ -139,7 +139,7 @@ class MultiHeadAttention(nn.Module):
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale_)
             probs = scores = None
         else:
-            scores = (q * scale_) @ k.transpose(-2, -1)  # (B, nh, L, S)
+            scores = (q @ k.transpose(-2, -1)) * scale_  # (B, nh, L, S)
             probs = F.dropout(_softmax_rows(scores, mask), dropout_p, training=self.training)
             context = probs @ v  # (B, nh, L, hd)
         output = self.out_proj(context.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
