@@ -145,6 +145,9 @@ class BertModel(nn.Module):
                 raise CheckpointError(f"{directory}: tensor {_hf_name(name)!r} has shape {tuple(got.shape)}, "
                                       f"but config.json implies {tuple(tensor.shape)}")
         model.load_state_dict({k: state[k] for k in expected}, strict=True)
+        head = model.mlm_head
+        if head is not None and torch.equal(head.decoder.weight, model.embeddings.word_embeddings.weight):
+            head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as trained: one copy in memory
         return model.eval()
 
 

