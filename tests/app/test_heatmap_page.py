@@ -1,0 +1,65 @@
+"""The app loads in Streamlit's AppTest: default state, URL state, bad input."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+
+
+def run(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_default_page_draws_a_heatmap_with_sliders():
+    at = run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+    labels = [s.label for s in at.slider]
+    assert labels == ["Layer", "Head"]
+    assert at.slider[0].max == 5 and at.slider[1].max == 11  # all-MiniLM-L6-v2: 6 layers x 12 heads
+
+
+def test_url_state_is_restored_and_written_back():
+    at = run(text="Hello students", layer="3", head="7")
+    assert not at.exception
+    assert at.text_area[0].value == "Hello students"
+    assert at.slider[0].value == 3 and at.slider[1].value == 7
+    at.slider[0].set_value(4).run()
+    assert at.query_params["layer"] == ["4"] or at.query_params["layer"] == "4"
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"layer": "99"}, "between 0 and 5"),
+    ({"head": "x"}, "not a whole number"),
+])
+def test_bad_url_values_are_ignored_with_a_notice(params, expected):
+    at = run(**params)
+    assert not at.exception
+    assert any(expected in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_empty_text_asks_for_a_sentence():
+    at = run(text="   ")
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 0
+
+
+def test_long_text_is_truncated_and_says_so():
+    at = run(text="word " * 700)
+    assert not at.exception
+    assert any("it was cut" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
+                                  "<script>alert('x')</script> & <b>bold</b>"])
+def test_unusual_scripts_and_html_run(text):
+    at = run(text=text)
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1

@@ -1,0 +1,1 @@
+"""One module per page: widgets, caching, layout. Pages call model/ and viz/."""

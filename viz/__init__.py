@@ -1,0 +1,1 @@
+"""Pure figure builders: numpy arrays in, plotly Figures out (no streamlit, no model)."""

@@ -1,0 +1,45 @@
+"""Attention heatmaps: queries down, keys across, one cell per probability."""
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+# The chart toolbar: PNG download by default, no plotly logo.
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def axis_labels(tokens) -> list[str]:
+    """Token strings made safe and unique for a plotly category axis.
+
+    Plotly merges equal categories, so the second "the" gets an invisible zero-width space;
+    '<' and '&' are escaped because plotly renders a little HTML in labels.
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for tok in tokens:
+        safe = html.escape(str(tok), quote=False)
+        n = seen.get(safe, 0)
+        seen[safe] = n + 1
+        labels.append(safe + "\u200b" * n)
+    return labels
+
+
+def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> go.Figure:
+    """probs (L, S) in [0, 1]; NaN cells (blocked) are drawn as gaps. Colour range fixed to 0..1 unless auto_range."""
+    z = np.asarray(probs, dtype=np.float32)
+    if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
+        raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
+    heat = go.Heatmap(
+        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="Viridis",
+        zmin=None if auto_range else 0.0, zmax=None if auto_range else 1.0, hoverongaps=False,
+        colorbar={"title": {"text": "p"}},
+        hovertemplate="query: %{y}<br>key: %{x}<br>p = %{z:.4f}<extra></extra>",
+    )
+    fig = go.Figure(heat)
+    side = max(360, min(900, 22 * max(z.shape) + 160))
+    fig.update_layout(
+        title=title, height=side, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+        xaxis={"title": "key (attended to)", "side": "top", "tickangle": -60, "type": "category"},
+        yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
+    )
+    return fig
