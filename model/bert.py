@@ -5,6 +5,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from pickle import UnpicklingError
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +52,11 @@ class BertConfig:
                                   f"(one of {sorted(ACTIVATIONS)})")
         names = {f.name for f in dataclasses.fields(cls)}
         config = cls(**{k: v for k, v in raw.items() if k in names})
+        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                     "max_position_embeddings", "type_vocab_size"):  # sizes: never a ZeroDivision/TypeError later
+            value = getattr(config, name)
+            if type(value) is not int or value < 1:
+                raise CheckpointError(f"{source}: {name} must be a positive integer, got {value!r}")
         if config.hidden_size % config.num_attention_heads:
             raise CheckpointError(f"{source}: hidden_size {config.hidden_size} is not divisible by "
                                   f"num_attention_heads {config.num_attention_heads}")
@@ -180,10 +186,11 @@ def read_weights(directory: Path) -> dict[str, Tensor]:
             return load_file(safetensors)
         if pickle.is_file():
             state = torch.load(pickle, map_location="cpu", weights_only=True)
-            if not isinstance(state, dict):
+            if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, Tensor)
+                                                      for k, v in state.items()):
                 raise CheckpointError(f"{pickle} does not hold a state dict")
             return state
-    except (SafetensorError, OSError, RuntimeError, EOFError, ValueError) as e:
+    except (SafetensorError, OSError, RuntimeError, EOFError, ValueError, UnpicklingError) as e:
         if isinstance(e, CheckpointError):
             raise
         path = safetensors if safetensors.is_file() else pickle
@@ -239,7 +246,7 @@ def _hf_name(ours: str) -> str:
     """Our parameter name -> the Hugging Face name a user would look for in the checkpoint."""
     parts = ours.split(".")
     if parts[:2] == ["encoder", "layers"]:
-        inner, leaf = ".".join(parts[3:-1]), parts[-1]
+        inner, leaf = ".".join(parts[3:-1]), parts[-1].removeprefix("in_proj_")
         hf_inner = {v: k for k, v in _LAYER_NAMES.items()}.get(inner, "attention.self.query/key/value")
         return f"encoder.layer.{parts[2]}.{hf_inner}.{leaf}"
     prefix, _, leaf = ours.rpartition(".")

@@ -48,7 +48,9 @@ def test_sdpa_equals_torch(seed, batch, L, S, dk, dv, mask_kind, scale):
     out, probs = scaled_dot_product_attention(q, k, v, mask, scale=scale)
     close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=torch_mask, scale=scale))
     used_scale = 1 / math.sqrt(dk) if scale is None else scale
-    additive = 0 if mask is None else torch.zeros(mask.shape).masked_fill(mask, NEG_INF) if mask.dtype == torch.bool else mask
+    additive = torch.zeros(L, S) if mask is None else mask
+    if additive.dtype == torch.bool:
+        additive = torch.zeros(mask.shape).masked_fill(mask, NEG_INF)
     close(probs, torch.softmax(q @ k.transpose(-2, -1) * used_scale + additive, dim=-1))
     assert out.shape == (*batch, L, dv) and probs.shape == (*batch, L, S)
 
@@ -232,3 +234,26 @@ def ours_merge(attn, padding, B, nh):
     """The additive mask the trace should hold, built by hand."""
     attn_add = torch.zeros(attn.shape).masked_fill(attn, NEG_INF)  # (L, S) bool
     return (attn_add.view(1, 1, *attn.shape) + padding.view(B, 1, 1, -1)).expand(B, nh, *attn.shape)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("record", [False, True])
+def test_gradients_equal_torch(need_weights, record):
+    """The in-place score arithmetic of the explicit path must not break autograd."""
+    ours, ref = build_pair(8, 2, 0, batch_first=True)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 4, 8, generator=g)
+    padding = blocked_with_open_key((2, 4), g, 0)
+    grads = []
+    for module in (ours, ref):
+        xi = x.clone().requires_grad_()
+        kwargs = dict(key_padding_mask=padding, attn_mask=torch.ones(4, 4, dtype=torch.bool).triu(1),
+                      need_weights=need_weights)
+        if module is ours and record:
+            kwargs["record"] = True
+        out = module(xi, xi, xi, **kwargs)[0]
+        (out * torch.linspace(-1, 1, 8)).sum().backward()
+        grads.append([xi.grad] + [p.grad for p in module.parameters()])
+        module.zero_grad()
+    for got, want in zip(*grads, strict=True):
+        close(got, want)

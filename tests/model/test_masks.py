@@ -34,7 +34,8 @@ def test_causal_mask_blocks_exactly_the_future(size, key_size):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_square_subsequent_mask_equals_torch(size, dtype):
     expected = nn.Transformer.generate_square_subsequent_mask(size, dtype=dtype)
-    for ours in (square_subsequent_mask(size, dtype=dtype), Transformer.generate_square_subsequent_mask(size, dtype=dtype)):
+    for ours in (square_subsequent_mask(size, dtype=dtype),
+                 Transformer.generate_square_subsequent_mask(size, dtype=dtype)):
         assert ours.dtype == expected.dtype
         assert torch.equal(ours, expected)
 
