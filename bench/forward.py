@@ -61,7 +61,7 @@ def main():
                 diff = max(diff, (a.last_hidden_state - b.last_hidden_state).abs().max().item())
                 for _ in range(2):
                     run_ours(), run_ref()
-                pairs = args.pairs or (30 if length <= 16 else 15 if length <= 128 else 6)
+                pairs = args.pairs or (40 if length <= 16 else 20 if length <= 128 else 10)
                 t_ours, t_ref, ratios = [], [], []
                 for i in range(pairs):
                     if i % 2:

@@ -14,15 +14,17 @@ def _softmax_rows(scores: Tensor, mask: Tensor | None, inplace: bool = False) ->
 
     That is what F.scaled_dot_product_attention does (its "safe softmax"): such a query
     attends to nothing, so its output is 0 rather than NaN spreading through the network.
-    inplace=True adds the mask into `scores` itself (saves one (B, nh, L, S) tensor when
-    nobody keeps the scores).
+    inplace=True reuses `scores` for the result when nobody keeps the scores and autograd
+    needs neither: one (B, nh, L, S) tensor fewer to allocate per layer.
     """
-    if mask is None:
-        return torch.softmax(scores, dim=-1)
-    probs = torch.softmax(scores.add_(mask) if inplace else scores + mask, dim=-1)
-    blocked = fully_blocked_rows(mask)  # (..., L, 1), on the mask's small broadcast shape
-    if blocked.any():
-        probs = probs.masked_fill(blocked, 0.0)
+    inplace = inplace and not (torch.is_grad_enabled() and scores.requires_grad)
+    if mask is not None:
+        scores = scores.add_(mask) if inplace else scores + mask
+    probs = torch._softmax(scores, -1, False, out=scores) if inplace else torch.softmax(scores, dim=-1)
+    if mask is not None:
+        blocked = fully_blocked_rows(mask)  # (..., L, 1), on the mask's small broadcast shape
+        if blocked.any():
+            probs = probs.masked_fill(blocked, 0.0)
     return probs
 
 
