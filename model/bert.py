@@ -115,15 +115,16 @@ class BertModel(nn.Module):
         self.mlm_head = BertMLMHead(config) if add_mlm_head else None
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
-                record=False) -> ModelOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T)."""
+                attn_mask=None, record=False) -> ModelOutput:
+        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T);
+        attn_mask (T, T) bool (True = blocked) or additive, e.g. a causal mask, on top of the padding."""
         x, emb_trace = self.embeddings(input_ids, token_type_ids, record)
         kpm = None
         if attention_mask is not None and not bool(attention_mask.all()):  # all ones: nothing to mask
             # Hugging Face adds the dtype's minimum, not -inf: equal probabilities, and an all-padding
             # row stays finite exactly as it does there.
             kpm = (1.0 - attention_mask.to(x.dtype)) * torch.finfo(x.dtype).min  # (B, T) additive
-        x, attentions, trace = self.encoder.encode(x, None, kpm, record, emb_trace, output_attentions)
+        x, attentions, trace = self.encoder.encode(x, attn_mask, kpm, record, emb_trace, output_attentions)
         pooled = torch.tanh(self.pooler(x[:, 0])) if self.pooler is not None else None  # (B, H)
         return ModelOutput(x, attentions, pooled, trace)
 

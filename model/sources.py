@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from .bert import BertModel, CheckpointError, read_config
-from .transformer import TextEncoder
+from .text import TextEncoder
 
 ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
 DEFAULT_KEY = "minilm"

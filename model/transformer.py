@@ -1,17 +1,13 @@
-"""Stacks of layers: Encoder, Decoder, the encoder-decoder Transformer (as torch.nn), and
-TextEncoder, token ids -> embeddings + positions -> Encoder, the app's random model."""
+"""Stacks of layers: Encoder, Decoder and the encoder-decoder Transformer, as torch.nn has them."""
 import copy
-import math
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
-from .masks import key_padding_mask as to_key_padding_mask
 from .masks import square_subsequent_mask
-from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .trace import EmbeddingTrace, ModelOutput, StackTrace, TransformerTrace
+from .trace import StackTrace, TransformerTrace
 
 
 def _clones(layer: nn.Module, n: int) -> nn.ModuleList:
@@ -162,39 +158,3 @@ class Transformer(nn.Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None) -> Tensor:
         return square_subsequent_mask(sz, device=device, dtype=dtype or torch.float32)
-
-
-class TextEncoder(nn.Module):
-    """Token ids -> token embedding * sqrt(d) + positions -> Encoder: the app's randomly initialised model."""
-
-    def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
-                 norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
-        super().__init__()
-        if positional not in ("sinusoidal", "learned"):
-            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {positional!r}")
-        self.max_positions = max_len
-        self.token_embedding = nn.Embedding(vocab_size, d_model)
-        nn.init.normal_(self.token_embedding.weight, std=d_model ** -0.5)  # so that * sqrt(d) has unit scale
-        self.position = (SinusoidalPositionalEncoding(d_model, max_len) if positional == "sinusoidal"
-                         else LearnedPositionalEmbedding(max_len, d_model))
-        self.dropout = nn.Dropout(dropout)
-        layer = EncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, batch_first=True,
-                             norm_first=norm_first)
-        self.encoder = Encoder(layer, num_layers, nn.LayerNorm(d_model) if norm_first else None,
-                               enable_nested_tensor=False)
-
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
-                record=False) -> ModelOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding. token_type_ids is ignored."""
-        T = input_ids.size(1)
-        token = self.token_embedding(input_ids) * math.sqrt(self.token_embedding.embedding_dim)  # (B, T, E)
-        position = self.position(T)  # (1, T, E)
-        summed = token + position
-        x = self.dropout(summed)
-        emb = EmbeddingTrace(token, position, None, summed, x) if record else None
-        kpm = None if attention_mask is None else to_key_padding_mask(attention_mask)
-        x, attentions, trace = self.encoder.encode(x, None, kpm, record, emb, output_attentions)
-        if self.encoder.norm is not None:
-            x = self.encoder.norm(x)
-            trace = StackTrace(emb, trace.layers, x) if record else None
-        return ModelOutput(x, attentions, None, trace)

@@ -273,3 +273,12 @@ def test_missing_directory(tmp_path):
     with pytest.raises(CheckpointError, match="is not a directory"):
         BertModel.from_pretrained(tmp_path / "file")
 
+
+
+def test_attn_mask_on_top_of_padding(checkpoints):
+    ours = BertModel.from_pretrained(checkpoints["base"])
+    batch = tiny_batch()
+    out = ours(**batch, attn_mask=torch.ones(9, 9, dtype=torch.bool).triu(1))
+    for probs in out.attentions:
+        assert torch.all(probs.triu(1) == 0.0)
+        assert torch.all(probs[1, :, :, 6:] == 0.0)

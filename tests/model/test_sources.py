@@ -167,8 +167,8 @@ def test_random_model_follows_its_config(tmp_path, config):
     loaded = load(random_source(tmp_path), config)
     model = loaded.model
     assert isinstance(model, TextEncoder) and not model.training
-    assert model.token_embedding.num_embeddings == len(loaded.tokenizer) == 30522
-    assert model.token_embedding.embedding_dim == config.d_model and model.max_positions == config.max_len
+    assert model.embedding.token_embedding.num_embeddings == len(loaded.tokenizer) == 30522
+    assert model.embedding.token_embedding.embedding_dim == config.d_model and model.max_positions == config.max_len
     assert len(model.encoder.layers) == config.num_layers
     assert model.encoder.layers[0].self_attn.num_heads == config.nhead
     assert model.encoder.layers[0].linear1.out_features == config.d_ff

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model import Decoder, DecoderLayer, Encoder, EncoderLayer, TextEncoder, Transformer
+from model import Decoder, DecoderLayer, Encoder, EncoderLayer, TextEncoder, TextTransformer, Transformer
 from model.positional import sinusoidal_table
 from model.trace import LayerTrace, ModelOutput, StackTrace, TransformerTrace
 
@@ -317,8 +317,8 @@ def test_text_encoder(positional, norm_first, h):
 
     recorded = model(ids, attention_mask, record=True)
     emb, trace = recorded.trace.embeddings, recorded.trace
-    h.close(emb.token, model.token_embedding(ids) * math.sqrt(D))
-    expected_position = sinusoidal_table(7, D) if positional == "sinusoidal" else model.position.weight[:7]
+    h.close(emb.token, model.embedding.token_embedding(ids) * math.sqrt(D))
+    expected_position = sinusoidal_table(7, D) if positional == "sinusoidal" else model.embedding.position.weight[:7]
     assert emb.position.shape == (1, 7, D)
     h.close(emb.position[0], expected_position)
     h.close(emb.summed, emb.token + emb.position)
@@ -351,3 +351,28 @@ def test_text_encoder_options_and_errors(h):
     before = h.module_state(model)
     model(ids, record=True)
     assert h.module_state(model) == before
+
+
+def test_text_encoder_takes_an_attention_mask_on_top_of_padding():
+    model = text_encoder()
+    ids, attention_mask = ids_and_mask()
+    out = model(ids, attention_mask, attn_mask=torch.ones(7, 7, dtype=torch.bool).triu(1))
+    for probs in out.attentions:
+        assert torch.all(probs.triu(1) == 0.0)  # causal
+        assert torch.all(probs[1, :, :, 4:] == 0.0)  # and padded keys
+
+
+def test_text_transformer_records_both_stacks_with_embeddings(h):
+    torch.manual_seed(0)
+    model = TextTransformer(VOCAB, d_model=D, nhead=HEADS, num_layers=2, dim_feedforward=32, max_len=20).eval()
+    src, tgt = torch.randint(VOCAB, (1, 6)), torch.randint(VOCAB, (1, 4))
+    out, none = model(src, tgt)
+    assert none is None and out.shape == (1, 4, D)
+    recorded, trace = model(src, tgt, record=True)
+    h.close(recorded, out)
+    assert trace.encoder.embeddings.token.shape == (1, 6, D) and trace.decoder.embeddings.token.shape == (1, 4, D)
+    for layer in trace.decoder.layers:
+        assert layer.self_attn.probs.shape == (1, HEADS, 4, 4)
+        assert torch.all(layer.self_attn.probs.triu(1) == 0.0)  # the target cannot see its future
+        assert layer.cross_attn.probs.shape == (1, HEADS, 4, 6)
+        h.close(layer.cross_attn.probs.sum(-1), torch.ones(1, HEADS, 4))
