@@ -1,59 +1,228 @@
-"""What every page needs: the shared model, cached forward passes, URL state."""
+"""What every page needs: the model picker, the sentence, cached forward passes, downloads."""
+import io
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import streamlit as st
 
-MAX_TEXT_CHARS = 20_000  # longer pastes are cut before tokenising; the model keeps at most its positions anyway
+from views import state
+from views.cache import BoundedCache
+
+MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
+MASK_KINDS = ("none", "causal", "padding", "custom", "causal+padding")
 
 
 @dataclass(frozen=True)
-class Attention:
-    """A forward pass's attention, ready to draw. Shared by every session: read-only arrays."""
+class Choice:
+    """Which model: a source key, and the config when it is the random model."""
 
+    key: str
+    random: object = None  # model.sources.RandomConfig or None
+
+
+@dataclass(frozen=True)
+class Mask:
+    """What the masks page asks for; the other pages use Mask() (no mask)."""
+
+    kind: str = "none"
+    pad_to: int = 0  # padding: the sequence is padded with [PAD] up to this many tokens
+    blocked: tuple[int, ...] = ()  # custom: key positions no query may see
+
+
+@dataclass(frozen=True)
+class Run:
+    """One recorded forward pass. Shared by every session: never modify what it holds."""
+
+    label: str
     tokens: tuple[str, ...]
-    probs: np.ndarray  # (layers, heads, T, T) float32
+    padding: np.ndarray  # (T,) bool, True at [PAD] positions
     truncated: bool
     total_tokens: int
+    trace: object  # model.trace.StackTrace, batch of 1
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.trace.layers)
+
+    @property
+    def num_heads(self) -> int:
+        return self.trace.layers[0].self_attn.probs.shape[1]
+
+    @cached_property
+    def attentions(self) -> np.ndarray:
+        """(layers, heads, T, T) float32, read-only."""
+        probs = np.stack([layer.self_attn.probs[0].numpy() for layer in self.trace.layers]).astype(np.float32)
+        probs.flags.writeable = False
+        return probs
+
+    def attention(self, layer: int):
+        """The AttentionTrace of one layer (batch of 1)."""
+        return self.trace.layers[layer].self_attn
 
 
-@st.cache_resource(show_spinner="Loading the model…")
-def loaded_model(key: str):
-    """One model per process, shared by every session (never mutated)."""
+@st.cache_resource
+def _runs() -> BoundedCache:
+    return BoundedCache()
+
+
+@st.cache_resource(ttl=60, show_spinner=False)
+def sources():
+    from model.sources import list_sources
+
+    return list_sources()
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
+def loaded_model(choice: Choice):
+    """One model per (source, config) per process, shared by every session, never mutated."""
     from model.sources import find_source, load
 
-    source = find_source(key)
+    source = find_source(choice.key)
     if source is None:
-        raise ValueError(f"unknown model {key!r}")
-    return load(source)
+        raise ValueError(f"unknown model {choice.key!r}")
+    return load(source, choice.random)
 
 
-@st.cache_resource(max_entries=64, show_spinner="Running the model…")
-def attention_for(key: str, text: str) -> Attention:
-    """One forward pass per (model, text); a slider move reads this cache and never re-runs the model."""
+def model_choice(container=None) -> Choice:
+    """The model picker (sidebar by default): available sources, the unavailable ones with why."""
+    from model.sources import DEFAULT_KEY, RANDOM_KEY
+
+    container = container or st.sidebar
+    all_sources = sources()
+    available = [s for s in all_sources if s.available]
+    labels = {s.key: s.label for s in all_sources}
+    if not available:
+        st.error("No model is available: " + "; ".join(f"{s.label}: {s.reason}" for s in all_sources))
+        st.stop()
+    default = DEFAULT_KEY if any(s.key == DEFAULT_KEY for s in available) else available[0].key
+    key = state.choice("Model", "model", [s.key for s in available], default, container=container,
+                       format_func=lambda k: labels.get(k, k))
+    missing = [s for s in all_sources if not s.available]
+    if missing:
+        with container.expander(f"Unavailable models ({len(missing)})"):
+            for s in missing:
+                st.markdown(f"**{s.label}**: {s.reason}")
+    return Choice(key, random_config(container) if key == RANDOM_KEY else None)
+
+
+def random_config(container=None):
+    """Sliders for the random model; only divisors of d_model are offered as head counts."""
+    from model.sources import RandomConfig
+
+    c = container or st.sidebar
+    d_model = state.choice("d_model", "d_model", D_MODELS, 128, container=c)
+    divisors = [h for h in range(1, 17) if d_model % h == 0]
+    heads = state.choice("Heads (divisors of d_model)", "heads", divisors, 4 if 4 in divisors else divisors[-1],
+                         container=c)
+    layers = state.int_slider("Layers", "layers", 1, 12, 2, container=c)
+    d_ff = state.choice("d_ff", "d_ff", (64, 128, 256, 512, 1024, 2048, 3072), 512, container=c)
+    activation = state.choice("Activation", "activation", ("gelu", "relu"), "gelu", container=c, widget="radio",
+                              horizontal=True)
+    norm = state.choice("Normalisation", "norm", ("post-LN", "pre-LN"), "post-LN", container=c, widget="radio",
+                        horizontal=True)
+    positional = state.choice("Positions", "positional", ("sinusoidal", "learned"), "sinusoidal", container=c,
+                              widget="radio", horizontal=True)
+    seed = state.int_slider("Seed", "seed", 0, 99, 0, container=c)
+    return RandomConfig(d_model, heads, layers, d_ff, activation, norm == "pre-LN", positional, seed)
+
+
+def sentence(label: str = "Sentence", name: str = "text", default: str = DEFAULT_TEXT) -> str:
+    """The text box bound to ?text=; on empty text it says what to do and stops the page."""
+    value = state.text(label, name, default, MAX_TEXT_CHARS, height=80)
+    if not value.strip():
+        st.info("Type a sentence above to see its attention.")
+        st.stop()
+    return value
+
+
+def _attn_mask(mask: Mask, T: int):
     import torch
 
-    loaded = loaded_model(key)
+    from model.masks import causal_mask
+
+    blocked = torch.zeros(T, T, dtype=torch.bool)
+    if "causal" in mask.kind:
+        blocked |= causal_mask(T)
+    if mask.kind == "custom":
+        blocked[:, [i for i in mask.blocked if i < T]] = True
+    return blocked if blocked.any() else None
+
+
+def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
+    """Tokenise, apply the mask, run the model with record=True."""
+    import torch
+
+    loaded = loaded_model(choice)
     encoded = loaded.encode(text)
+    ids = encoded.input_ids[0].tolist()
+    tokens = list(encoded.tokens)
+    pad = 0
+    if "padding" in mask.kind and mask.pad_to > len(ids):
+        pad = min(mask.pad_to, loaded.model.max_positions) - len(ids)
+        pad_id = loaded.tokenizer.pad_token_id or 0
+        ids, tokens = ids + [pad_id] * pad, tokens + [loaded.tokenizer.pad_token or "[PAD]"] * pad
+    T = len(ids)
+    attention_mask = torch.tensor([[1] * (T - pad) + [0] * pad]) if pad else None
     with torch.inference_mode():
-        out = loaded.model(encoded.input_ids)
-    probs = torch.stack([a[0] for a in out.attentions]).numpy().astype(np.float32)  # (layers, heads, T, T)
-    probs.flags.writeable = False
-    return Attention(encoded.tokens, probs, encoded.truncated, encoded.total_tokens)
+        out = loaded.model(torch.tensor([ids]), attention_mask, attn_mask=_attn_mask(mask, T), record=True)
+    padding = np.array([False] * (T - pad) + [True] * pad)
+    return Run(loaded.source.label, tuple(tokens), padding, encoded.truncated, encoded.total_tokens, out.trace)
 
 
-def int_param(name: str, default: int, low: int, high: int, notices: list[str]) -> int:
-    """An integer from the URL, or the default with a notice when it is not a number in [low, high]."""
-    raw = st.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        notices.append(f"Ignored `{name}={raw}` in the link: not a whole number.")
-        return default
-    if not low <= value <= high:
-        notices.append(f"Ignored `{name}={value}` in the link: it must be between {low} and {high}.")
-        return default
-    return value
+def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
+    """The cached run for (model, text, mask); computed once, then shared. Errors stop the page with a message."""
+    key = (choice, text, mask)
+    cache = _runs()
+    result = cache.get(key)
+    if result is None:
+        try:
+            with st.spinner("Running the model…"):
+                result = compute_run(choice, text, mask)
+        except Exception as e:  # a missing package, an unreadable checkpoint, a bad config: say so and stop
+            st.error(f"The model could not run: {e}")
+            st.stop()
+        cache.put(key, result)
+    if result.truncated:
+        state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
+                     "so the rest was cut.")
+    return result
+
+
+def token_label(tokens, i: int) -> str:
+    return f"{i}: {tokens[i]}"
+
+
+def head_csv(probs: np.ndarray, tokens) -> bytes:
+    """One head's (T, T) probabilities as CSV: a header row of keys, one row per query."""
+    buf = io.StringIO()
+    header = ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(tokens)]
+    buf.write(",".join(_csv_cell(h) for h in header) + "\n")
+    for i, row in enumerate(probs):
+        buf.write(_csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def _csv_cell(text: str) -> str:
+    if any(c in text for c in ',"\n') or text[:1] in "=+-@":  # quoted; no formula injection in spreadsheets
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def trace_npz(r: Run) -> bytes:
+    """The whole trace as NumPy arrays: per layer q, k, v, scores, probs, context, and hidden states."""
+    arrays = {"tokens": np.array(r.tokens), "padding": r.padding}
+    emb = r.trace.embeddings
+    if emb is not None:
+        for name in ("token", "position", "summed", "output"):
+            arrays[f"embeddings_{name}"] = getattr(emb, name)[0].numpy()
+    for i, layer in enumerate(r.trace.layers):
+        a = layer.self_attn
+        for name in ("q", "k", "v", "scores", "probs", "context"):
+            arrays[f"layer{i}_{name}"] = getattr(a, name)[0].numpy()
+        arrays[f"layer{i}_output"] = layer.output[0].numpy()
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()

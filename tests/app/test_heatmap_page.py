@@ -34,8 +34,9 @@ def test_url_state_is_restored_and_written_back():
 
 
 @pytest.mark.parametrize("params, expected", [
-    ({"layer": "99"}, "between 0 and 5"),
-    ({"head": "x"}, "not a whole number"),
+    ({"layer": "99"}, "from 0 to 5"),
+    ({"head": "x"}, "whole number"),
+    ({"model": "../../etc/passwd"}, "must be one of"),
 ])
 def test_bad_url_values_are_ignored_with_a_notice(params, expected):
     at = run(**params)
@@ -54,7 +55,7 @@ def test_empty_text_asks_for_a_sentence():
 def test_long_text_is_truncated_and_says_so():
     at = run(text="word " * 700)
     assert not at.exception
-    assert any("it was cut" in w.value for w in at.warning)
+    assert any("the rest was cut" in w.value for w in at.warning)
 
 
 @pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",

@@ -1,0 +1,112 @@
+"""Page state that lives in the URL: every widget starts from ?name=..., survives a page switch,
+and is written back, so any view is a link a lecturer can put on a slide.
+
+Values from the URL are checked; a bad one is ignored with a notice on the page.
+"""
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+_KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
+_NOTICES = "_notices"
+
+
+def notice(message: str) -> None:
+    st.session_state.setdefault(_NOTICES, []).append(message)
+
+
+def show_notices() -> None:
+    """Show (once) what was ignored or changed, e.g. a bad value in the link."""
+    for message in st.session_state.pop(_NOTICES, []):
+        st.warning(message, icon="⚠️")
+
+
+def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[object], bool], describe: str):
+    """Put the widget's value in session state before it is drawn: URL, else the kept value, else default."""
+    if name in st.session_state:
+        value = st.session_state[name]
+    elif name in st.query_params:
+        raw = st.query_params[name]
+        try:
+            value = parse(raw)
+            if not valid(value):
+                raise ValueError
+        except (ValueError, TypeError):
+            notice(f"Ignored `{name}={raw[:60]}` in the link: {describe}.")
+            value = st.session_state.get(_KEEP + name, default)
+    else:
+        value = st.session_state.get(_KEEP + name, default)
+    if not valid(value):  # e.g. a layer from a bigger model: back to the default
+        value = default
+    st.session_state[name] = value
+
+
+def _finish(name: str, dump: Callable[[object], str]) -> object:
+    value = st.session_state[name]
+    st.session_state[_KEEP + name] = value
+    st.query_params[name] = dump(value)
+    return value
+
+
+def int_slider(label: str, name: str, low: int, high: int, default: int, container=st, **kwargs) -> int:
+    """An integer slider bound to ?name=; high == low shows a fixed value instead (a slider needs a range)."""
+    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high,
+           f"it must be a whole number from {low} to {high}")
+    if high <= low:
+        container.caption(f"{label}: {low}")
+        st.session_state[name] = low
+    else:
+        container.slider(label, low, high, key=name, **kwargs)
+    return _finish(name, str)
+
+
+def float_slider(label: str, name: str, low: float, high: float, default: float, container=st, **kwargs) -> float:
+    _start(name, default, float, lambda v: isinstance(v, float) and low <= v <= high,
+           f"it must be a number from {low} to {high}")
+    container.slider(label, low, high, key=name, **kwargs)
+    return _finish(name, lambda v: f"{v:g}")
+
+
+def choice(label: str, name: str, options: Sequence, default, container=st, widget="selectbox", **kwargs):
+    """One of `options` (strings or ints) bound to ?name=; widget: selectbox, radio, segmented_control."""
+    options = list(options)
+    by_text = {str(o): o for o in options}
+    _start(name, default, lambda raw: by_text[raw] if raw in by_text else _raise(),
+           lambda v: v in options, f"it must be one of {', '.join(map(str, options[:12]))}"
+           + ("…" if len(options) > 12 else ""))
+    getattr(container, widget)(label, options, key=name, **kwargs)
+    if st.session_state[name] is None:  # a segmented control can be cleared
+        st.session_state[name] = default
+    return _finish(name, str)
+
+
+def toggle(label: str, name: str, default: bool = False, container=st, **kwargs) -> bool:
+    _start(name, default, lambda raw: {"1": True, "true": True, "0": False, "false": False}[raw.lower()],
+           lambda v: isinstance(v, bool), "use 1 or 0")
+    container.toggle(label, key=name, **kwargs)
+    return _finish(name, lambda v: "1" if v else "0")
+
+
+def int_list(label: str, name: str, options: Sequence[int], format_func, container=st, **kwargs) -> list[int]:
+    """Several of `options` (ints) bound to ?name=1,4,5."""
+    options = list(options)
+    _start(name, [], lambda raw: [int(x) for x in raw.split(",") if x.strip()],
+           lambda v: isinstance(v, list) and all(x in options for x in v), "pick from the tokens shown")
+    container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
+    return _finish(name, lambda v: ",".join(map(str, v)))
+
+
+def text(label: str, name: str, default: str, max_chars: int, container=st, area: bool = True, **kwargs) -> str:
+    """Free text bound to ?name=; a longer value from the link is cut with a notice."""
+    def parse(raw: str) -> str:
+        if len(raw) > max_chars:
+            notice(f"The text in the link was cut to its first {max_chars:,} characters.")
+        return raw[:max_chars]
+
+    _start(name, default, parse, lambda v: isinstance(v, str), "")
+    (container.text_area if area else container.text_input)(label, key=name, max_chars=max_chars, **kwargs)
+    return _finish(name, str)
+
+
+def _raise():
+    raise ValueError
