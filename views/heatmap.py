@@ -27,7 +27,7 @@ st.plotly_chart(attention_heatmap(probs, run.tokens, run.tokens, title=f"Layer {
 st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
 c1, c2 = st.columns(2)
-c1.download_button("Download this map (CSV)", shared.head_csv(np.asarray(probs), run.tokens),
+c1.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
                    file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", mime="text/csv")
 c2.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
                    file_name="attention_trace.npz", mime="application/octet-stream")

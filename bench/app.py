@@ -1,0 +1,149 @@
+"""The app's costs, measured for real: server rerun after a slider move, bytes per page, time to chart.
+
+For the default model and a bert-base-sized random model (768 wide, 12 layers x 12 heads) at
+16, 128 and 512 tokens:
+  1. server: the forward pass (record=True) vs a rerun after a layer or head change in
+     Streamlit's AppTest, and the number of forward passes the slider moves caused (must be 0);
+  2. browser: every page opened in Debian's Chromium against a running server: bytes received
+     over the websocket and the time until its chart is drawn (cold = first visit, warm = cached).
+Budgets (issue 3): a layer/head change at 128 tokens <= 1/10 of a forward pass; <= 3 MB per page at 512.
+
+    .venv/bin/python bench/app.py [--lengths 16 128 512] [--models minilm bert-base] [--no-browser]
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODELS = {
+    "minilm": {"model": "minilm"},
+    "bert-base": {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"},
+}
+PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
+WORDS = ("the quick brown fox jumps over a lazy dog while students watch attention heads learn "
+         "which words matter most in every sentence they read").split()
+
+
+def sentence(tokens: int) -> str:
+    """A text of about `tokens` word-piece tokens ([CLS] and [SEP] included) for the MiniLM vocabulary."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(tokens - 2))
+
+
+def server_side(model: str, length: int) -> dict:
+    from streamlit.testing.v1 import AppTest
+
+    from views import shared
+
+    params = {**MODELS[model], "text": sentence(length)}
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    from model.sources import RandomConfig
+
+    config = None
+    if params["model"] == "random":
+        config = RandomConfig(int(params["d_model"]), int(params["heads"]), int(params["layers"]), int(params["d_ff"]))
+    choice = shared.Choice(params["model"], config)
+    forward = []
+    for _ in range(3):
+        start = time.perf_counter()
+        shared.compute_run(choice, params["text"])
+        forward.append(time.perf_counter() - start)
+    cache = shared._runs()
+    misses = cache.misses
+    moves = {"layer": [], "head": []}
+    for i in range(6):
+        for name, slider in (("layer", at.slider[0]), ("head", at.slider[1])):
+            start = time.perf_counter()
+            slider.set_value((i + 1) % (slider.max + 1)).run()
+            moves[name].append(time.perf_counter() - start)
+            assert not at.exception, at.exception
+    return {"forward": statistics.median(forward), "layer": statistics.median(moves["layer"]),
+            "head": statistics.median(moves["head"]), "forward passes": cache.misses - misses}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def browser_side(models, lengths) -> list[tuple]:
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.3)
+    rows = []
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            for model in models:
+                for length in lengths:
+                    for page_name in PAGES:
+                        query = urlencode({**MODELS[model], "text": sentence(length)})
+                        for visit in ("cold", "warm"):
+                            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                            page = context.new_page()
+                            received = [0]
+                            page.on("websocket", lambda ws: ws.on(
+                                "framereceived", lambda payload: received.__setitem__(0, received[0] + len(payload))))
+                            start = time.perf_counter()
+                            page.goto(f"{url}/{page_name}?{query}")
+                            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
+                            drawn = time.perf_counter() - start
+                            page.wait_for_timeout(1500)  # let the rest of the page arrive
+                            rows.append((model, length, page_name, visit, drawn, received[0]))
+                            print(f"| {model} | {length} | {page_name} | {visit} | {drawn:.2f} | "
+                                  f"{received[0] / 1e6:.2f} |", flush=True)
+                            context.close()
+            browser.close()
+    finally:
+        proc.terminate()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lengths", type=int, nargs="+", default=[16, 128, 512])
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args()
+    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
+    print("| model | tokens | forward (ms) | rerun after layer move (ms) | after head move (ms) | "
+          "layer move / forward | forward passes caused |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for model in args.models:
+        for length in args.lengths:
+            r = server_side(model, length)
+            print(f"| {model} | {length} | {1e3 * r['forward']:.0f} | {1e3 * r['layer']:.0f} | {1e3 * r['head']:.0f}"
+                  f" | {r['layer'] / r['forward']:.3f} | {r['forward passes']} |", flush=True)
+    if not args.no_browser:
+        print("\n| model | tokens | page | visit | chart drawn after (s) | MB received |")
+        print("|---|---:|---|---|---:|---:|")
+        browser_side(args.models, args.lengths)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Every page in a real browser: it renders its charts, keeps the URL, and survives hostile text."""
+import re
+from urllib.parse import quote
+
+import pytest
+
+CHART = ".js-plotly-plot .main-svg"
+PAGES = ["heatmap"]  # grows as pages land
+TIMEOUT = 90_000
+
+
+def open_page(page, server, path, **params):
+    query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
+    page.goto(f"{server}/{path}" + (f"?{query}" if query else ""))
+    page.wait_for_selector(CHART, timeout=TIMEOUT)
+    page.wait_for_timeout(500)  # let the last rerun settle
+
+
+def assert_no_error(page):
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]').first.inner_text()
+    assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_renders_its_charts(page, server, shoot, path):
+    open_page(page, server, path)
+    assert page.locator(CHART).count() >= 1
+    assert_no_error(page)
+    shoot(page, path)
+
+
+def test_token_labels_and_text_round_trip(page, server):
+    open_page(page, server, "heatmap", text="Students love attention maps", layer=2, head=5)
+    labels = page.locator(".xtick text").all_text_contents()
+    assert [lab.replace("\u200b", "") for lab in labels][:5] == ["[CLS]", "students", "love", "attention", "maps"]
+    assert page.locator("textarea").input_value() == "Students love attention maps"
+    assert "layer=2" in page.url and "head=5" in page.url and "Students" in page.url
+
+
+def test_hostile_text_is_shown_not_executed(page, server, shoot):
+    hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\"> & <b>bold</b>"
+    open_page(page, server, "heatmap", text=hostile)
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("textarea").input_value() == hostile
+    assert_no_error(page)
+    shoot(page, "hostile")
+
+
+def test_600_words_are_cut_with_a_notice(page, server, shoot):
+    open_page(page, server, "heatmap", text=" ".join(["attention"] * 600))
+    assert page.get_by_text(re.compile("the rest was cut")).count() == 1
+    assert_no_error(page)
+    shoot(page, "600-words")
+
+
+@pytest.mark.parametrize("text", ["注意力机制很有趣", "attention 🤖🔥 emoji", "الانتباه هو كل ما تحتاجه"])
+def test_scripts_and_emoji(page, server, text):
+    open_page(page, server, "heatmap", text=text)
+    assert_no_error(page)
+
+
+def test_bad_url_value_gives_a_notice(page, server):
+    open_page(page, server, "heatmap", layer=42)
+    assert "Ignored layer=42 in the link" in page.locator('[data-testid="stAlert"]').first.inner_text()
+    assert_no_error(page)

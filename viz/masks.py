@@ -1,0 +1,63 @@
+"""Mask figures: which keys each query may see, and how the mask moves the attention."""
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.attention import axis_labels
+
+ALLOWED_COLOUR, BLOCKED_COLOUR = "#e8eef7", "#3b3b4f"
+DIFF_FLOOR = 0.01  # the colour range is at least ±this, so float noise (~1e-7) stays white
+
+
+def blocked_from_additive(mask, T: int) -> np.ndarray:
+    """An additive mask broadcastable to (..., T, T) -> (T, T) bool, True where a key is blocked.
+
+    -inf and Hugging Face's dtype minimum (about -3.4e38) both count as blocked; None means nothing is.
+    """
+    if mask is None:
+        return np.zeros((T, T), dtype=bool)
+    m = np.asarray(mask, dtype=np.float32)
+    m = np.broadcast_to(m, m.shape[:-2] + (T, T)).reshape(-1, T, T)  # (n, T, T)
+    return (m <= np.finfo(np.float32).min / 2).any(axis=0)
+
+
+def _layout(fig: go.Figure, n: int, title: str) -> go.Figure:
+    side = max(360, min(900, 22 * n + 160))
+    fig.update_layout(
+        title=title, height=side, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+        xaxis={"title": "key (attended to)", "side": "top", "tickangle": -60, "type": "category"},
+        yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
+    )
+    return fig
+
+
+def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
+    """blocked (T, T) bool, True = the query (row) may not see the key (column); two colours, no in-between."""
+    z = np.asarray(blocked, dtype=np.float32)  # (T, T) 1 = blocked, 0 = allowed
+    if z.ndim != 2 or z.shape != (len(tokens), len(tokens)):
+        raise ValueError(f"mask of shape {z.shape} does not fit {len(tokens)} tokens")
+    labels = axis_labels(tokens)
+    gap = 1 if len(tokens) <= 64 else 0
+    heat = go.Heatmap(
+        z=z, x=labels, y=labels, zmin=0.0, zmax=1.0, xgap=gap, ygap=gap,
+        colorscale=[[0.0, ALLOWED_COLOUR], [0.5, ALLOWED_COLOUR], [0.5, BLOCKED_COLOUR], [1.0, BLOCKED_COLOUR]],
+        colorbar={"tickvals": [0.25, 0.75], "ticktext": ["allowed: + 0", "blocked: + −∞"], "len": 0.4},
+        hovertemplate="query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>",
+    )
+    return _layout(go.Figure(heat), len(tokens), title)
+
+
+def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR) -> go.Figure:
+    """diff (L, S) = masked minus unmasked probabilities; diverging colours centred at 0, range ±max(|diff|, floor).
+
+    NaN cells (no unmasked counterpart) are gaps.
+    """
+    z = np.asarray(diff, dtype=np.float32)  # (L, S)
+    if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
+        raise ValueError(f"diff of shape {z.shape} does not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
+    limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
+    heat = go.Heatmap(
+        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="RdBu_r",
+        zmin=-limit, zmax=limit, zmid=0.0, hoverongaps=False, colorbar={"title": {"text": "Δp"}},
+        hovertemplate="query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>",
+    )
+    return _layout(go.Figure(heat), max(z.shape), title)
