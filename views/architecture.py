@@ -1,5 +1,122 @@
-"""Placeholder until this page is built."""
+"""Architecture: what the random model is made of, what each module costs, and the tensor shape at every step."""
+import pandas as pd
 import streamlit as st
 
-st.title("architecture")
-st.info("This page is being built.")
+from model.bert import BertConfig
+from model.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
+from model.stats import Shape
+from views import shared, state
+from viz.architecture import cost_bars, cost_table, module_costs, shape_steps
+from viz.attention import CHART_CONFIG
+
+
+def requested_heads() -> str | None:
+    """The raw ?heads= of the link, when this run will read it (before the widget owns the value)."""
+    return st.query_params.get("heads") if "heads" not in st.session_state else None
+
+
+def explain_heads(raw: str | None, config: RandomConfig) -> None:
+    """A head count from the link that does not divide d_model: say why it was not used."""
+    try:
+        asked = int(raw)
+    except (TypeError, ValueError):
+        return  # no ?heads=, or not a number (views.state has said so)
+    if asked >= 1 and config.d_model % asked:
+        state.notice(f"{asked} heads do not divide d_model = {config.d_model}: each head gets d_model / heads "
+                     f"dimensions, so the head count must divide d_model. Using {config.nhead} heads.")
+
+
+def show_table(costs) -> None:
+    """The cost table with thousands separators and a blank count in the total row."""
+    table = cost_table(costs)
+    table["count"] = [("" if pd.isna(n) else str(n)) for n in table["count"]]
+    st.dataframe(table.style.format("{:,}", subset=["parameters", "FLOPs"]), hide_index=True,
+                 column_config={"module": st.column_config.TextColumn(width="medium")})
+
+
+def latex_number(n: int) -> str:
+    return f"{n:,}".replace(",", "{,}")
+
+
+def show_formulas(costs, symbols: str) -> None:
+    """Each module's formulas with their values, parameters then FLOPs, the symbols first."""
+    st.caption(symbols)
+    for what, formula, value in (("Parameters", "param_formula", "params_each"),
+                                 ("FLOPs (one forward pass)", "flop_formula", "flops_each")):
+        lines = [rf"\text{{{c.module}}}\ (\times {c.count}) &: \quad {getattr(c, formula)} = "
+                 rf"{latex_number(getattr(c, value))}" for c in costs if getattr(c, value)]
+        st.markdown(f"**{what} of one module**")
+        st.latex(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
+
+
+def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: bool) -> None:
+    """Table, check against PyTorch, bar chart and formulas of one model."""
+    costs = module_costs(shape, seq_len)
+    show_table(costs)
+    ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
+    line = f"Sum of the parameters = {ours:,}; PyTorch counts sum(p.numel()) = {torch_count:,}"
+    (st.success if ours == torch_count else st.error)(line, icon="✅" if ours == torch_count else "❌")
+    st.plotly_chart(cost_bars(costs, title), config=CHART_CONFIG)
+    symbols = (f"h = d_model = {shape.d_model}, f = d_ff = {shape.d_ff}, l = {seq_len} tokens, "
+               f"V = {shape.vocab_size:,} words in the vocabulary"
+               + (f", P = {shape.learned_positions} learned positions" if shape.learned_positions else "")
+               + (f", T = {shape.token_types} segment types" if shape.token_types else "")
+               + "; one sentence (b = 1); a multiply-add is 2 FLOPs; lookups and LayerNorms count 0 FLOPs "
+               "(no matrix multiply).")
+    with st.expander("The formulas, with these numbers", expanded=formulas_open):
+        show_formulas(costs, symbols)
+
+
+def random_shape(loaded, config: RandomConfig) -> Shape:
+    vocab = loaded.model.embedding.token_embedding.num_embeddings
+    return Shape.from_text_encoder(vocab, config.d_model, config.d_ff, config.num_layers, config.norm_first,
+                                   config.positional, config.max_len)
+
+
+def show_pretrained(seq_len: int) -> None:
+    """The packaged MiniLM beside the random model, when it is installed."""
+    source = next((s for s in shared.sources() if s.key == DEFAULT_KEY), None)
+    if source is None or not source.available:
+        st.info(f"The pretrained model is not available here: {source.reason if source else 'not listed'}.")
+        return
+    bert = shared.loaded_model(shared.Choice(DEFAULT_KEY)).model
+    shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
+    c = bert.config
+    st.caption(f"{c.num_hidden_layers} layers, {c.num_attention_heads} heads, d_model {c.hidden_size}, "
+               f"d_ff {c.intermediate_size}, learned positions and segment embeddings, Post-LN, GELU.")
+    show_costs(shape, min(seq_len, bert.max_positions), bert, "all-MiniLM-L6-v2", formulas_open=False)
+
+
+st.title("Architecture")
+st.caption("What the Transformer is made of: the parameters and the matrix-multiply FLOPs of every module, "
+           "by the textbook's formulas checked against PyTorch, and the shape of every tensor for your sentence.")
+
+text = shared.sentence()
+config_column, main = st.columns([1, 3], gap="large")
+config_column.subheader("Random model")
+raw_heads = requested_heads()
+config = shared.random_config(config_column)
+explain_heads(raw_heads, config)
+choice = shared.Choice(RANDOM_KEY, config)
+run = shared.run(choice, text)
+loaded = shared.loaded_model(choice)
+seq_len = len(run.tokens)
+
+with main:
+    state.show_notices()  # at the top of the results, beside the sliders that caused them
+    st.subheader(f"Parameters and FLOPs: random model, {config.num_layers} layers × {config.nhead} heads")
+    st.caption(f"d_model {config.d_model}, d_ff {config.d_ff}, {config.activation.upper()}, "
+               f"{'Pre-LN' if config.norm_first else 'Post-LN'}, {config.positional} positions, "
+               f"for this sentence of {seq_len} tokens.")
+    show_costs(random_shape(loaded, config), seq_len, loaded.model, "random model", formulas_open=True)
+
+    st.subheader(f"The tensor shape at every step, for this sentence ({seq_len} tokens)")
+    st.caption(f"Read from the recorded forward pass. B = 1 sentence, T = {seq_len} tokens, d = {config.d_model}, "
+               f"h = {config.nhead} heads, d_k = d / h = {config.d_model // config.nhead}, d_ff = {config.d_ff}.")
+    st.dataframe(shape_steps(run.trace, config.norm_first), hide_index=True, height="content")
+
+    st.subheader("For comparison: the pretrained all-MiniLM-L6-v2")
+    show_pretrained(seq_len)
+    with st.expander("Reference: bert-base (12 layers × 12 heads, d_model 768, d_ff 3072)"):
+        show_table(module_costs(Shape.from_bert(BertConfig()), seq_len))
+        st.caption("By the same formulas, with the pooler; Hugging Face's bert-base-uncased has 109,482,240.")

@@ -1,5 +1,186 @@
-"""Placeholder until this page is built."""
+"""Encoder-decoder: the decoder's masked self-attention and its cross-attention to the encoder, per layer and head."""
+import io
+from dataclasses import dataclass
+
+import numpy as np
 import streamlit as st
 
-st.title("encoder_decoder")
-st.info("This page is being built.")
+from views import shared, state
+from views.cache import BoundedCache
+from viz.attention import CHART_CONFIG, attention_heatmap
+
+DEFAULT_SRC = "The cat sat on the mat."
+DEFAULT_TGT = "Le chat était assis sur le tapis."
+
+
+@dataclass(frozen=True)
+class Seq2SeqRun:
+    """One recorded encoder-decoder pass as read-only float32 arrays. Shared by every session."""
+
+    src_tokens: tuple[str, ...]
+    tgt_tokens: tuple[str, ...]
+    src_total: int  # source tokens before cutting to the model's positions
+    tgt_total: int
+    encoder_self: np.ndarray  # (layers, heads, S, S)
+    decoder_self: np.ndarray  # (layers, heads, T, T), NaN where the causal mask blocks
+    cross: np.ndarray  # (layers, heads, T, S): target queries over source keys
+
+
+@st.cache_resource(max_entries=4, show_spinner="Building the random encoder-decoder…")
+def seq2seq_model(config):
+    """One seeded random TextTransformer per config per process; never mutated."""
+    from model.sources import load_encoder_decoder
+
+    return load_encoder_decoder(config)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    array.flags.writeable = False
+    return array
+
+
+def _probs(layers, block: str) -> np.ndarray:
+    return np.stack([getattr(layer, block).probs[0].numpy() for layer in layers])  # (layers, heads, L, S)
+
+
+def _blocked(layer) -> np.ndarray:
+    """(T, T) True where the decoder's additive mask blocks (-inf or a huge negative)."""
+    mask = layer.self_attn.mask
+    T = layer.self_attn.probs.shape[-1]
+    if mask is None:
+        return np.zeros((T, T), dtype=bool)
+    return np.broadcast_to(mask.numpy() < -1e9, layer.self_attn.probs.shape)[0, 0]
+
+
+@st.cache_resource
+def _runs() -> BoundedCache:
+    """Recorded passes per (config, source, target), capped in entries and bytes (see views/cache.py)."""
+    return BoundedCache()
+
+
+def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
+    """Tokenise both texts (cut to the model's positions) and record one forward pass."""
+    import torch
+
+    loaded = seq2seq_model(config)
+    source, target = loaded.encode(src), loaded.encode(tgt)
+    with torch.inference_mode():
+        _, trace = loaded.model(source.input_ids, target.input_ids, record=True)
+    decoder = trace.decoder.layers
+    decoder_self = _probs(decoder, "self_attn")
+    decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
+    return Seq2SeqRun(source.tokens, target.tokens, source.total_tokens, target.total_tokens,
+                      _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
+                      _read_only(_probs(decoder, "cross_attn")))
+
+
+def texts() -> tuple[str, str]:
+    """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page."""
+    left, right = st.columns(2)
+    src = state.text("Source (what the encoder reads)", "src", DEFAULT_SRC, shared.MAX_TEXT_CHARS, container=left,
+                     area=False)
+    tgt = state.text("Target (what the decoder reads, one token at a time)", "tgt", DEFAULT_TGT,
+                     shared.MAX_TEXT_CHARS, container=right, area=False)
+    for value, what in ((src, "a source sentence"), (tgt, "a target sentence")):
+        if not value.strip():
+            st.info(f"Type {what} above to see the encoder-decoder attention.")
+    if not (src.strip() and tgt.strip()):
+        state.show_notices()
+        st.stop()
+    return src, tgt
+
+
+def cached_run(config, src: str, tgt: str) -> Seq2SeqRun:
+    """The pass for (config, src, tgt): computed once, then shared; a slider move never re-runs it."""
+    key, cache = (config, src, tgt), _runs()
+    result = cache.get(key)
+    if result is None:
+        try:
+            with st.spinner("Running the encoder-decoder…"):
+                result = compute_run(config, src, tgt)
+        except Exception as e:  # a missing package or a bad config: say so and stop
+            st.error(f"The encoder-decoder could not run: {e}")
+            st.stop()
+        cache.put(key, result)
+    for total, tokens, what in ((result.src_total, result.src_tokens, "source"),
+                                (result.tgt_total, result.tgt_tokens, "target")):
+        if total > len(tokens):
+            state.notice(f"The {what} has {total} tokens; the model reads at most {len(tokens)}, "
+                         "so the rest was cut.")
+    return result
+
+
+def npz(r: Seq2SeqRun) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, src_tokens=np.array(r.src_tokens), tgt_tokens=np.array(r.tgt_tokens),
+                        encoder_self=r.encoder_self, decoder_self=r.decoder_self, cross=r.cross)
+    return buf.getvalue()
+
+
+def heatmap(probs: np.ndarray, queries, keys, title: str):
+    """The shared attention heatmap, with room above the rotated key labels for the title."""
+    fig = attention_heatmap(probs, queries, keys, title=title)
+    fig.update_layout(margin={"t": 130}, height=fig.layout.height + 80,
+                      title={"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 12}})
+    return fig
+
+
+def pick(maps: np.ndarray, layer: int, head: int, mean: bool) -> np.ndarray:
+    """One layer's head, or the mean of its heads: (L, S) from (layers, heads, L, S)."""
+    return maps[layer].mean(axis=0) if mean else maps[layer, head]
+
+
+st.title("Encoder-decoder")
+st.caption("The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
+           "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention).")
+st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
+        "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
+        "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.", icon="ℹ️")
+
+src, tgt = texts()
+st.sidebar.subheader("Random encoder-decoder")
+config = shared.random_config(st.sidebar)
+st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
+                   "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
+run = cached_run(config, src, tgt)
+
+col1, col2, col3 = st.columns([2, 2, 1])
+layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=col1)
+mean = state.toggle("Mean of heads", "mean", False, container=col3)
+head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=col2, disabled=mean)
+state.show_notices()
+
+which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+S, T = len(run.src_tokens), len(run.tgt_tokens)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(heatmap(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
+                            f"Decoder masked self-attention, {which}"), config=CHART_CONFIG)
+    st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
+               "triangle): while predicting, a target token can only see the ones before it and itself. "
+               "[CLS] plays the start-of-sequence token.")
+with right:
+    st.plotly_chart(heatmap(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
+                            f"Cross-attention, {which}"), config=CHART_CONFIG)
+    st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
+               "tokens (the encoder's output). No mask: every target token may look at the whole source.")
+
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(heatmap(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
+                            f"Encoder self-attention, {which}"), config=CHART_CONFIG)
+    st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
+               "directions.")
+with right:
+    st.markdown(f"""
+**Shapes in this pass** ({config.nhead} heads, d_model {config.d_model}, d_k {config.d_model // config.nhead})
+
+| attention | queries | keys / values | probabilities |
+|---|---|---|---|
+| encoder self | source, S = {S} | source | (1, {config.nhead}, {S}, {S}) |
+| decoder masked self | target, T = {T} | target (earlier only) | (1, {config.nhead}, {T}, {T}) |
+| decoder cross | target, T = {T} | source (encoder output) | (1, {config.nhead}, {T}, {S}) |
+""")
+    st.download_button("Download these attentions (NumPy .npz)", lambda: npz(run),
+                       file_name="encoder_decoder_attention.npz", mime="application/octet-stream")

@@ -195,10 +195,11 @@ def token_label(tokens, i: int) -> str:
     return f"{i}: {tokens[i]}"
 
 
-def head_csv(probs: np.ndarray, tokens) -> bytes:
-    """One head's (T, T) probabilities as CSV: a header row of keys, one row per query."""
+def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
+    """One head's (L, S) probabilities as CSV: a header row of keys, one row per query."""
+    key_tokens = tokens if key_tokens is None else key_tokens
     buf = io.StringIO()
-    header = ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(tokens)]
+    header = ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(key_tokens)]
     buf.write(",".join(_csv_cell(h) for h in header) + "\n")
     for i, row in enumerate(probs):
         buf.write(_csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")

@@ -37,8 +37,9 @@ def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_ran
     )
     fig = go.Figure(heat)
     side = max(360, min(900, 22 * max(z.shape) + 160))
-    fig.update_layout(
-        title=title, height=side, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+    fig.update_layout(  # the title sits above the key labels and their axis title, not on them
+        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+        height=side + 80, margin={"l": 10, "r": 10, "t": 130, "b": 10},
         xaxis={"title": "key (attended to)", "side": "top", "tickangle": -60, "type": "category"},
         yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
     )

@@ -1,0 +1,113 @@
+"""The architecture page in Streamlit's AppTest: cost tables checked against PyTorch, shapes from the trace."""
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+
+
+def open_page(**params) -> AppTest:
+    """A fresh session whose first run is /architecture?params, as a browser opening a shared link."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at._page_hash = calc_hash("architecture")  # st.Page hashes its url_path; switch_page needs a run first
+    at.run()
+    assert at.title[0].value == "Architecture"
+    return at
+
+
+def shapes(at: AppTest) -> dict[str, str]:
+    table = next(d.value for d in at.dataframe if "step" in d.value.columns)
+    return dict(zip(table["step"], table["shape"]))
+
+
+def checks(at: AppTest) -> list[tuple[int, int]]:
+    """(our sum, PyTorch's sum) from every 'Sum of the parameters' line."""
+    lines = [s.value for s in at.success if "Sum of the parameters" in s.value]
+    return [tuple(int(n.replace(",", "")) for n in re.findall(r"= ([\d,]+)", line)) for line in lines]
+
+
+def test_default_page_shows_costs_shapes_and_charts():
+    at = open_page()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2  # random model and all-MiniLM-L6-v2
+    assert checks(at) == [(4_303_360, 4_303_360), (22_713_216, 22_713_216)]
+    assert [s.label for s in at.main.selectbox][:2] == ["d_model", "Heads (divisors of d_model)"]
+    assert not at.sidebar.selectbox  # the sliders are in the page body
+    steps = shapes(at)
+    T = int(steps["input ids"].strip("()").split(", ")[1])
+    assert steps["layer 0: Q = x W_Q, split into heads"] == f"(1, 4, {T}, 32)"
+    assert steps["layer 0: FFN hidden = act(x W_1)"] == f"(1, {T}, 512)"
+    assert len(at.get("latex")) >= 4  # parameter and FLOP formulas of both models
+    bert_base = [d.value for d in at.dataframe if "module" in d.value.columns][-1]
+    assert bert_base["parameters"].iloc[-1] == 109_482_240
+
+
+def test_url_state_is_restored_and_read_from_the_trace():
+    at = open_page(text="Hello students", d_model="96", heads="6", layers="3", d_ff="256", norm="pre-LN",
+                   positional="learned", seed="7")
+    assert not at.exception
+    assert at.text_area[0].value == "Hello students"
+    steps = shapes(at)
+    assert steps["input ids"] == "(1, 4)"  # [CLS] hello students [SEP]
+    assert steps["layer 0: Q = x W_Q, split into heads"] == "(1, 6, 4, 16)"
+    assert steps["layer 0: FFN hidden = act(x W_1)"] == "(1, 4, 256)"
+    assert "layer 0: LayerNorm before attention" in steps and "layers 1–2: the same steps" in steps
+    ours, torch_count = checks(at)[0]
+    assert ours == torch_count
+    assert at.query_params["d_model"] in ("96", ["96"]) and at.query_params["norm"] in ("pre-LN", ["pre-LN"])
+
+
+def test_a_config_change_updates_the_tables():
+    at = open_page()
+    before = checks(at)[0]
+    at.main.selectbox[0].set_value(256).run()
+    assert not at.exception
+    after = checks(at)[0]
+    assert after[0] == after[1] and after[0] > before[0]
+
+
+def test_heads_that_do_not_divide_d_model_are_explained_and_the_page_works():
+    at = open_page(d_model="100", heads="3")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "d_model=100" in warnings and "heads=3" in warnings
+    assert "3 heads do not divide d_model = 128" in warnings
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_empty_text_asks_for_a_sentence():
+    at = open_page(text="  ")
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 0
+
+
+def test_long_text_is_truncated_and_says_so():
+    at = open_page(text="word " * 700)
+    assert not at.exception
+    assert any("the rest was cut" in w.value for w in at.warning)
+    assert shapes(at)["input ids"] == "(1, 512)"
+
+
+@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥", "الانتباه هو كل ما تحتاجه",
+                                  "<script>alert('x')</script> & <b>bold</b>"])
+def test_unusual_scripts_and_html_run(text):
+    at = open_page(text=text)
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_the_sentence_carries_over_from_another_page():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["text"] = "Carry me over"
+    at.run()
+    at.switch_page("views/architecture.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Architecture" and at.text_area[0].value == "Carry me over"
+    assert shapes(at)["input ids"] == "(1, 5)"

@@ -1,0 +1,156 @@
+"""What a Transformer is made of: parameters and FLOPs per module, and the tensor shape at every step.
+
+Pure: a model.stats.Shape or a recorded trace in, tables (pandas) and plotly figures out.
+Counts are for a batch of one sentence (b = 1); a multiply-add is 2 FLOPs, as in model/stats.py.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model import stats
+
+
+@dataclass(frozen=True)
+class ModuleCost:
+    """One kind of module: how many the model has, and what each one costs."""
+
+    module: str
+    count: int
+    params_each: int
+    flops_each: int  # matmul FLOPs of one forward pass (lookups and norms: 0)
+    param_formula: str  # LaTeX, in h = d_model, f = d_ff, l = tokens, V = vocabulary, P = positions, T = segments
+    flop_formula: str
+
+    @property
+    def params(self) -> int:
+        return self.count * self.params_each
+
+    @property
+    def flops(self) -> int:
+        return self.count * self.flops_each
+
+
+def _embedding_formula(s: stats.Shape) -> str:
+    terms = [t for t, n in (("Vh", s.vocab_size), ("Ph", s.learned_positions), ("Th", s.token_types)) if n]
+    return " + ".join(terms)
+
+
+def module_costs(s: stats.Shape, seq_len: int, tgt_len: int | None = None) -> list[ModuleCost]:
+    """Rows whose parameters sum to stats.param_counts(s) and whose FLOPs sum to stats.flops(s, seq_len)."""
+    h, f, l, V = s.d_model, s.d_ff, seq_len, s.vocab_size
+    t = l if tgt_len is None else tgt_len
+    enc, dec = s.encoder_layers, s.decoder_layers
+    side = ("encoder ", "decoder ") if dec else ("", "")
+    attn, ffn = stats.attention_params(h, s.bias), stats.ffn_params(h, f, s.bias)
+    attn_p = stats.FORMULAS["attention params"] if s.bias else "4h^2"
+    ffn_p = stats.FORMULAS["ffn params"] if s.bias else "2hf"
+    norms = 2 * enc + 3 * dec + s.final_norms + (1 if s.embedding_norm else 0)
+    rows = [
+        ModuleCost("token / position embeddings", 1, (V + s.learned_positions + s.token_types) * h, 0,
+                   _embedding_formula(s), "0"),
+        ModuleCost(side[0] + "self-attention", enc, attn, stats.attention_flops(h, l, l), attn_p,
+                   r"4\,l\,h\,(2h + l)"),
+        ModuleCost("decoder masked self-attention", dec, attn, stats.attention_flops(h, t, t), attn_p,
+                   r"4\,t\,h\,(2h + t)"),
+        ModuleCost("cross-attention", dec, attn, stats.attention_flops(h, t, l), attn_p,
+                   r"2h\,(2th + 2lh + 2tl)"),
+        ModuleCost(side[0] + "feed-forward", enc, ffn, stats.ffn_flops(h, f, l), ffn_p, r"4\,l\,h\,f"),
+        ModuleCost(side[1] + "feed-forward", dec, ffn, stats.ffn_flops(h, f, t), ffn_p, r"4\,t\,h\,f"),
+        ModuleCost("LayerNorm", norms, stats.layer_norm_params(h, s.bias), 0,
+                   stats.FORMULAS["layernorm params"] if s.bias else "h", "0"),
+        ModuleCost("pooler", int(s.pooler), h * h + h, 2 * h * h, "h^2 + h", "2h^2"),
+        ModuleCost("masked-LM head (tied output)", int(s.mlm_head), h * h + 3 * h + V, 2 * l * h * (h + V),
+                   "h^2 + 3h + V", r"2\,l\,h\,(h + V)"),
+    ]
+    return [r for r in rows if r.count and (r.params_each or r.flops_each)]
+
+
+def plain(latex: str) -> str:
+    """A LaTeX formula as plain text for a table cell."""
+    return latex.replace(r"\,", "").replace(r"\;", " ").replace("^2", "²")
+
+
+def cost_table(costs: list[ModuleCost]) -> pd.DataFrame:
+    """One row per module and a total row: how many, parameters and FLOPs with the formula of one module."""
+    rows = [{"module": c.module, "count": c.count, "params formula (each)": plain(c.param_formula),
+             "parameters": c.params, "FLOPs formula (each)": plain(c.flop_formula), "FLOPs": c.flops}
+            for c in costs]
+    rows.append({"module": "total", "count": None, "params formula (each)": "",
+                 "parameters": sum(c.params for c in costs), "FLOPs formula (each)": "",
+                 "FLOPs": sum(c.flops for c in costs)})
+    table = pd.DataFrame(rows)
+    table["count"] = table["count"].astype("Int64")  # whole numbers, blank in the total row
+    return table
+
+
+def human(n: float) -> str:
+    """12_345_678 -> '12.3M'."""
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g}{unit}"
+    return f"{n:g}"
+
+
+def cost_bars(costs: list[ModuleCost], title: str = "") -> go.Figure:
+    """Parameters and FLOPs per module, side by side, as horizontal bars."""
+    names = [c.module for c in costs]
+    params = np.array([c.params for c in costs], dtype=np.float64)
+    flops = np.array([c.flops for c in costs], dtype=np.float64)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("parameters", "FLOPs, one forward pass"))
+    for col, values, colour, what in ((1, params, "#636efa", "parameters"), (2, flops, "#ef553b", "FLOPs")):
+        fig.add_trace(go.Bar(x=values, y=names, orientation="h", marker_color=colour, name=what,
+                             text=[human(v) for v in values], textposition="auto", cliponaxis=False,
+                             hovertemplate=f"%{{y}}<br>{what}: %{{x:,}}<extra></extra>"), row=1, col=col)
+    fig.update_layout(title=title, showlegend=False, height=90 + 34 * len(costs),
+                      margin={"l": 10, "r": 30, "t": 60 if title else 40, "b": 10})
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def _dims(shape) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ")"
+
+
+def shape_steps(trace, norm_first: bool = False) -> pd.DataFrame:
+    """Step -> tensor shape, read from a recorded encoder trace (model.trace.StackTrace, batch of 1); layers from 0."""
+    steps = []
+
+    def add(step, tensor_shape, symbols):
+        steps.append({"step": step, "shape": _dims(tensor_shape), "in symbols": symbols})
+
+    emb = trace.embeddings
+    if emb is not None:
+        add("input ids", emb.token.shape[:2], "(B, T)")
+        add("token embedding", emb.token.shape, "(B, T, d)")
+        add("position encoding", emb.position.shape, "(1, T, d)")
+        if emb.token_type is not None:
+            add("segment (token type) embedding", emb.token_type.shape, "(B, T, d)")
+        add("token + position", emb.summed.shape, "(B, T, d)")
+        add("embedding output = layer 0 input", emb.output.shape, "(B, T, d)")
+    first, n = trace.layers[0], len(trace.layers)
+    a = first.self_attn
+    add_norm = "Add (residual)" if norm_first else "Add & Norm"
+    if norm_first:
+        add("layer 0: LayerNorm before attention", first.self_attn_block.sublayer_in.shape, "(B, T, d)")
+    add("layer 0: Q = x W_Q, split into heads", a.q.shape, "(B, h, T, d_k)")
+    add("layer 0: K = x W_K", a.k.shape, "(B, h, T, d_k)")
+    add("layer 0: V = x W_V", a.v.shape, "(B, h, T, d_k)")
+    add("layer 0: scores Q Kᵀ / √d_k", a.scores.shape, "(B, h, T, T)")
+    add("layer 0: softmax probabilities", a.probs.shape, "(B, h, T, T)")
+    add("layer 0: context = probs · V", a.context.shape, "(B, h, T, d_k)")
+    B, heads, T, head_dim = a.context.shape
+    add("layer 0: concatenate heads", (B, T, heads * head_dim), "(B, T, h·d_k) = (B, T, d)")
+    add("layer 0: × W_O", a.output.shape, "(B, T, d)")
+    add(f"layer 0: {add_norm}", first.self_attn_block.output.shape, "(B, T, d)")
+    add("layer 0: FFN hidden = act(x W_1)", first.ffn_hidden.shape, "(B, T, d_ff)")
+    add("layer 0: FFN output = hidden W_2", first.ffn_block.sublayer_out.shape, "(B, T, d)")
+    add(f"layer 0: {add_norm} = layer output", first.output.shape, "(B, T, d)")
+    if n > 1:
+        more = "layer 1" if n == 2 else f"layers 1–{n - 1}"
+        add(f"{more}: the same steps", trace.layers[-1].output.shape, "(B, T, d)")
+    add("final LayerNorm = model output" if norm_first else "model output", trace.output.shape, "(B, T, d)")
+    return pd.DataFrame(steps)
