@@ -1,5 +1,139 @@
-"""Placeholder until this page is built."""
+"""Masks: which keys each query may see, the attention under that mask, and what the mask changed."""
+import numpy as np
 import streamlit as st
 
-st.title("masks")
-st.info("This page is being built.")
+from views import shared, state
+from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
+
+KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
+               "causal+padding": "Causal + padding"}
+MAX_EXTRA_PADDING = 32  # the padding slider reaches this many [PAD] tokens past the sentence
+MAX_TOKENS_FOR_BOTH = 256  # above this, two float (T, T) maps would pass 3 MB: show one at a time
+
+
+def explain_semantics() -> None:
+    """How a mask enters attention, in PyTorch's conventions."""
+    st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V,"
+             r"\qquad M_{ij}=\begin{cases}0 & \text{query } i \text{ may see key } j\\"
+             r"-\infty & \text{blocked}\end{cases}")
+    with st.expander("How PyTorch reads a mask"):
+        st.markdown(
+            "- A **bool** mask (`attn_mask`, `key_padding_mask` of `nn.MultiheadAttention`) is `True` where "
+            "attention is **blocked**: it becomes $-\\infty$ in $M$.\n"
+            "- A **float** mask is **added** to the scaled scores as it is: `0` lets through, `-inf` blocks, "
+            "any other number biases the score.\n"
+            "- $e^{-\\infty}=0$, so a blocked key gets probability exactly 0 and the rest of the row is "
+            "renormalised to sum to 1.\n"
+            "- Hugging Face's `attention_mask` is the opposite way round: `1` = real token, `0` = padding. "
+            "BERT adds the dtype's minimum (about $-3.4\\times10^{38}$) instead of $-\\infty$; "
+            "the result is the same.\n"
+            "- A **causal** mask blocks keys after the query ($j>i$); a **key-padding** mask blocks the `[PAD]` "
+            "columns for every query; merged, the two are simply added.\n"
+            "- A row with *every* key blocked has nothing to normalise: PyTorch's `scaled_dot_product_attention` "
+            "(and this model) then gives that query zero attention instead of NaN.")
+
+
+def choose_mask(tokens: tuple[str, ...], max_positions: int) -> shared.Mask:
+    """The mask kind and its settings (padding length, blocked keys), all bound to the URL."""
+    kind = state.choice("Mask", "mask", shared.MASK_KINDS, "causal", widget="segmented_control",
+                        format_func=lambda k: KIND_LABELS.get(k, k))
+    pad_to, blocked = 0, ()
+    T = len(tokens)
+    if "padding" in kind:
+        high = min(max_positions, T + MAX_EXTRA_PADDING)
+        pad_to = state.int_slider("Pad the sentence to (tokens)", "pad_to", T, high, min(high, T + 8))
+        if pad_to <= T:
+            why = (f"the model reads at most {max_positions}" if T >= max_positions
+                   else "move the slider past it to add [PAD] tokens")
+            st.info(f"The sentence has {T} tokens ({why}): no [PAD] is added, so padding masks nothing.")
+    if kind == "custom":
+        blocked = tuple(sorted(state.int_list("Key tokens to block", "blocked", range(T),
+                                              lambda i: shared.token_label(tokens, i))))
+        if not blocked:
+            st.info("Pick key tokens to block: no query will be able to attend to them.")
+    return shared.Mask(kind, pad_to, blocked)
+
+
+def does_nothing(mask: shared.Mask, T: int) -> bool:
+    """True when the mask blocks nothing, so the unmasked run can be reused (no second forward pass)."""
+    return (mask.kind == "none" or (mask.kind == "custom" and not mask.blocked)
+            or (mask.kind == "padding" and mask.pad_to <= T))
+
+
+def masked_difference(masked: np.ndarray, unmasked: np.ndarray) -> np.ndarray:
+    """(Tm, Tm) masked minus (T, T) unmasked probabilities over the first T tokens; NaN where padding was added."""
+    T = unmasked.shape[0]
+    diff = np.full(masked.shape, np.nan, dtype=np.float32)  # (Tm, Tm)
+    diff[:T, :T] = masked[:T, :T] - unmasked
+    return diff
+
+
+def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
+    """The largest change and how to read the difference map."""
+    container.metric("Largest change |Δp| over the sentence's tokens", f"{float(np.nanmax(np.abs(diff))):.2g}")
+    container.markdown(
+        "Blue: attention the mask took away (a blocked key loses all of it); red: attention that moved to the "
+        "keys still visible. From the second layer on, a mask also changes each layer's input, so visible "
+        "cells move too.")
+    if Tm > T:
+        container.markdown(
+            f"The unmasked baseline is the sentence without padding ({T} tokens), so the {Tm - T} `[PAD]` rows and "
+            "columns have no counterpart and are left blank. Over the real tokens the padding mask makes the "
+            "padding invisible: with padding alone the change is 0 (up to rounding).")
+
+
+st.title("Masks")
+st.caption("A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
+           "the attention under it, and how it differs from the attention without a mask.")
+explain_semantics()
+
+choice = shared.model_choice()
+text = shared.sentence()
+plain = shared.run(choice, text)  # no mask: the baseline, and the sentence's tokens
+mask = choose_mask(plain.tokens, shared.loaded_model(choice).model.max_positions)
+run = plain if does_nothing(mask, len(plain.tokens)) else shared.run(choice, text, mask)
+
+col1, col2 = st.columns(2)
+layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
+head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
+big_map = "both"
+if len(run.tokens) > MAX_TOKENS_FOR_BOTH:
+    big_map = state.choice(f"More than {MAX_TOKENS_FOR_BOTH} tokens: one big map at a time, so the page stays light",
+                           "mask_map", ("attention", "difference"), "attention", widget="radio", horizontal=True,
+                           format_func={"attention": "Attention with the mask",
+                                        "difference": "Masked minus unmasked"}.get)
+state.show_notices()
+
+T, Tm = len(plain.tokens), len(run.tokens)
+additive = run.attention(layer).mask
+blocked = blocked_from_additive(None if additive is None else additive.numpy(), Tm)  # (Tm, Tm)
+probs = run.attentions[layer, head]  # (Tm, Tm), 0 at blocked cells
+diff = masked_difference(probs, plain.attentions[layer, head])
+
+empty_rows = np.flatnonzero(blocked.all(axis=1))
+if len(empty_rows):
+    st.warning(f"{len(empty_rows)} of {Tm} queries have every key blocked, so there is nothing to normalise: "
+               "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
+
+left, right = st.columns(2)
+left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"), config=CHART_CONFIG)
+left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
+             "(column).")
+if big_map in ("both", "attention"):
+    right.plotly_chart(attention_heatmap(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
+                                         title=f"Attention with the mask · layer {layer}, head {head}"),
+                       config=CHART_CONFIG)
+    right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
+    left, right = st.columns(2)
+if big_map in ("both", "difference"):
+    right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
+                       config=CHART_CONFIG)
+    explain_difference(left, diff, T, Tm)
+st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
+
+c1, c2 = st.columns(2)
+c1.download_button("Download this masked map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                   file_name=f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", mime="text/csv")
+c2.download_button("Download the whole masked trace (NumPy .npz)", lambda: shared.trace_npz(run),
+                   file_name=f"masked_trace_{mask.kind}.npz", mime="application/octet-stream")

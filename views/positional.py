@@ -1,5 +1,126 @@
-"""Placeholder until this page is built."""
+"""Positional encoding: the sinusoidal table, its curves, position similarity, and a model's learned positions."""
+import numpy as np
 import streamlit as st
 
-st.title("positional")
-st.info("This page is being built.")
+from model.positional import LearnedPositionalEmbedding, sinusoidal_table
+from views import shared, state
+from viz.attention import CHART_CONFIG
+from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
+
+BASES = (100, 1000, 10000, 100000)
+DEFAULT_CURVE_DIMS = (0, 1, 16, 32)  # a fast sin/cos pair and two slower waves
+MAX_CURVES = 16  # each curve sends its positions and values: 16 x 2048 points stay under 0.5 MB
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
+    """(P, d) float32 sinusoidal table; at most 2048 x 1024, so a few MB per entry."""
+    return sinusoidal_table(num_positions, d_model, float(base)).numpy()
+
+
+def learned_positions(choice: shared.Choice) -> tuple[np.ndarray | None, str]:
+    """The model's position embeddings (max_positions, E) and what they are, or None and why there are none."""
+    try:
+        loaded = shared.loaded_model(choice)
+    except Exception as e:  # a missing package or an unreadable checkpoint: say so, keep the sinusoidal part
+        return None, f"The model could not be loaded: {e}"
+    model = loaded.model
+    if hasattr(model, "embeddings"):  # BertModel
+        weight = model.embeddings.position_embeddings.weight
+        return weight.detach().numpy(), f"{loaded.source.label}: learned during pre-training"
+    position = model.embedding.position  # TextEncoder
+    if isinstance(position, LearnedPositionalEmbedding):
+        return position.weight.detach().numpy(), f"{loaded.source.label}: learned positions, untrained (random)"
+    return None, (f"{loaded.source.label} adds the sinusoidal table itself (base 10000, d_model = "
+                  f"{position.table.shape[1]}); choose a BERT model or a random model with learned positions "
+                  "in the sidebar to compare.")
+
+
+def sampled(table: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Rows and columns first..last of table, every s-th of each so the heatmap stays light."""
+    s = stride_for(table.shape[0], last - first + 1)
+    positions = np.arange(0, table.shape[0], s)
+    dims = np.arange(first, last + 1, s)
+    return table[::s, first:last + 1:s], positions, dims, s
+
+
+def thinned(what: str, s: int) -> str:
+    """The caption's note when only every s-th row and column is sent."""
+    suffix = "th" if s % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(s % 10, "th")
+    return f" Every {s}{suffix} {what} is shown, so the page stays light." if s > 1 else ""
+
+
+st.title("Positional encoding")
+st.caption("Attention itself does not know the order of the tokens: each token's vector gets a position "
+           "vector added. The original Transformer uses fixed sines and cosines; BERT learns one vector per position.")
+st.latex(r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{base^{2i/d}}\right),\qquad "
+         r"PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{base^{2i/d}}\right)")
+
+choice = shared.model_choice()
+c1, c2, c3 = st.columns(3)
+d_model = state.int_slider("d_model (width of the table)", "pe_d", 2, 1024, 128, container=c1)
+num_positions = state.int_slider("Number of positions", "pe_n", 1, 2048, 128, container=c2)
+base = state.choice("Base", "pe_base", BASES, 10000, container=c3, widget="segmented_control")
+c1, c2, c3 = st.columns(3)
+first = state.int_slider("First dimension shown", "pe_from", 0, d_model - 1, 0, container=c1)
+last = state.int_slider("Last dimension shown", "pe_to", 0, d_model - 1, d_model - 1, container=c2)
+cosine = state.choice("Similarity", "pe_sim", ("dot", "cosine"), "dot", container=c3, widget="segmented_control",
+                      format_func={"dot": "dot product", "cosine": "cosine (divided by the norms)"}.get) == "cosine"
+state.show_notices()
+if first > last:
+    st.info(f"The first dimension ({first}) is after the last ({last}): showing {last}..{first}.")
+    first, last = last, first
+
+table = pe_table(num_positions, d_model, base)  # (P, d)
+learned, learned_note = learned_positions(choice)  # (max_positions, E) or None
+
+st.subheader("The table: positions × dimensions")
+left, right = st.columns(2)
+shown, positions, dims, s = sampled(table, first, last)
+left.plotly_chart(table_heatmap(shown, positions, dims, title=f"Sinusoidal, d = {d_model}, base {base:,}"),
+                  config=CHART_CONFIG)
+left.caption("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
+             "hand turning at its own speed." + (" With an odd d the last column is a sine without a cosine."
+                                                 if d_model % 2 else "") + thinned("position and dimension", s))
+if learned is None:
+    right.info(learned_note)
+else:
+    rows = learned[:num_positions]  # (P', E)
+    lf, ll = min(first, rows.shape[1] - 1), min(last, rows.shape[1] - 1)
+    l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
+    right.plotly_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
+                                     title=f"Learned, {learned.shape[0]} positions × {learned.shape[1]} dims"),
+                       config=CHART_CONFIG)
+    right.caption(f"{learned_note}. Colour range: ± the 99th percentile of |value|, so a few large values "
+                  "saturate instead of washing out the rest." + thinned("position and dimension", ls))
+
+st.subheader("Each dimension is a wave along the positions")
+curve_dims = state.int_list("Dimensions to plot", "pe_dims", range(d_model), str,
+                            default=[d for d in DEFAULT_CURVE_DIMS if d < d_model])
+state.show_notices()  # a bad ?pe_dims= is only read here
+if len(curve_dims) > MAX_CURVES:
+    st.info(f"{len(curve_dims)} dimensions chosen: plotting the first {MAX_CURVES}.")
+    curve_dims = curve_dims[:MAX_CURVES]
+if curve_dims:
+    st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=CHART_CONFIG)
+else:
+    st.info("Pick dimensions to plot their sine or cosine against the position.")
+
+st.subheader("Similarity of every pair of positions")
+left, right = st.columns(2)
+s = stride_for(num_positions, num_positions)
+left.plotly_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
+                                     title="Sinusoidal: " + ("cosine" if cosine else "PE · PEᵀ")),
+                  config=CHART_CONFIG)
+left.caption("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
+             "every diagonal is constant, and nearby positions are the most alike." + thinned("position", s))
+if learned is not None:
+    rows = learned[:num_positions]
+    ls = stride_for(rows.shape[0], rows.shape[0])
+    limit = None if cosine else robust_limit(similarity(rows[::ls]))
+    right.plotly_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
+                                          title="Learned: " + ("cosine" if cosine else "P · Pᵀ")),
+                       config=CHART_CONFIG)
+    right.caption(f"All {rows.shape[1]} dimensions of the first {rows.shape[0]} learned positions."
+                  + ("" if cosine else " Colour range: ± the 99th percentile.")
+                  + thinned("position", ls))

@@ -31,7 +31,7 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             value = parse(raw)
             if not valid(value):
                 raise ValueError
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, KeyError):
             notice(f"Ignored `{name}={raw[:60]}` in the link: {describe}.")
             value = st.session_state.get(_KEEP + name, default)
     else:
@@ -87,10 +87,11 @@ def toggle(label: str, name: str, default: bool = False, container=st, **kwargs)
     return _finish(name, lambda v: "1" if v else "0")
 
 
-def int_list(label: str, name: str, options: Sequence[int], format_func, container=st, **kwargs) -> list[int]:
+def int_list(label: str, name: str, options: Sequence[int], format_func, container=st, default=(),
+             **kwargs) -> list[int]:
     """Several of `options` (ints) bound to ?name=1,4,5."""
     options = list(options)
-    _start(name, [], lambda raw: [int(x) for x in raw.split(",") if x.strip()],
+    _start(name, list(default), lambda raw: [int(x) for x in raw.split(",") if x.strip()],
            lambda v: isinstance(v, list) and all(x in options for x in v), "pick from the tokens shown")
     container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
     return _finish(name, lambda v: ",".join(map(str, v)))

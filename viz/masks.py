@@ -21,9 +21,11 @@ def blocked_from_additive(mask, T: int) -> np.ndarray:
 
 
 def _layout(fig: go.Figure, n: int, title: str) -> go.Figure:
+    """The layout of viz.attention.attention_heatmap, so a mask and its attention line up side by side."""
     side = max(360, min(900, 22 * n + 160))
-    fig.update_layout(
-        title=title, height=side, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+    fig.update_layout(  # the title sits above the key labels and their axis title, not on them
+        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+        height=side + 80, margin={"l": 10, "r": 10, "t": 130, "b": 10},
         xaxis={"title": "key (attended to)", "side": "top", "tickangle": -60, "type": "category"},
         yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
     )
@@ -32,7 +34,7 @@ def _layout(fig: go.Figure, n: int, title: str) -> go.Figure:
 
 def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
     """blocked (T, T) bool, True = the query (row) may not see the key (column); two colours, no in-between."""
-    z = np.asarray(blocked, dtype=np.float32)  # (T, T) 1 = blocked, 0 = allowed
+    z = np.asarray(blocked, dtype=np.uint8)  # (T, T) 1 = blocked, 0 = allowed; one byte a cell on the wire
     if z.ndim != 2 or z.shape != (len(tokens), len(tokens)):
         raise ValueError(f"mask of shape {z.shape} does not fit {len(tokens)} tokens")
     labels = axis_labels(tokens)
@@ -57,7 +59,7 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
     limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
     heat = go.Heatmap(
         z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="RdBu_r",
-        zmin=-limit, zmax=limit, zmid=0.0, hoverongaps=False, colorbar={"title": {"text": "Δp"}},
+        zmin=-limit, zmax=limit, hoverongaps=False, colorbar={"title": {"text": "Δp"}},
         hovertemplate="query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>",
     )
     return _layout(go.Figure(heat), max(z.shape), title)

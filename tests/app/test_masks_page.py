@@ -1,0 +1,167 @@
+"""The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+T = 16  # tokens of the default sentence for all-MiniLM-L6-v2, [CLS] and [SEP] included
+
+
+def open_masks(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()  # the first run lands on the default page; st.navigation then knows the url paths
+    return at.switch_page("views/masks.py").run()
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from the chart's JSON: binary {dtype, bdata, shape} or a plain list."""
+    if isinstance(value, dict):
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return data.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else data
+    return np.asarray(value)
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+
+
+def param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_default_is_a_causal_mask_with_three_charts():
+    at = open_masks()
+    assert not at.exception
+    assert at.segmented_control[0].value == "causal"
+    assert [s.label for s in at.slider] == ["Layer", "Head"]
+    mask, attention, diff = charts(at)
+    np.testing.assert_array_equal(array(mask["z"]), np.triu(np.ones((T, T)), 1))
+    probs = array(attention["z"])
+    assert np.isnan(probs[np.triu_indices(T, 1)]).all()  # blocked cells are gaps
+    np.testing.assert_allclose(np.nansum(probs, axis=1), 1.0, atol=1e-5)
+    assert -diff["zmin"] == diff["zmax"] > 0
+    d = array(diff["z"])  # masked minus unmasked: blocked keys lose all their attention, the rest gain it
+    assert (d[np.triu_indices(T, 1)] <= 0).all() and d[np.triu_indices(T, 1)].min() < -0.01
+    np.testing.assert_allclose(d.sum(axis=1), 0.0, atol=1e-5)  # both rows sum to 1
+    assert at.latex and any("-\\infty" in x.value for x in at.latex)
+
+
+def test_padding_adds_pad_columns_and_changes_nothing_for_real_tokens():
+    at = open_masks(mask="padding", pad_to="20", layer="3", head="2")
+    assert not at.exception
+    assert at.slider[0].label.startswith("Pad") and at.slider[0].value == 20
+    assert (at.slider[0].min, at.slider[0].max) == (T, T + 32)
+    mask, attention, diff = charts(at)
+    blocked = array(mask["z"])
+    assert blocked.shape == (20, 20) and blocked[:, T:].all() and not blocked[:, :T].any()
+    assert mask["x"][-1].startswith("[PAD]")
+    d = array(diff["z"])
+    assert np.isnan(d[T:]).all() and np.isnan(d[:, T:]).all()
+    assert np.nanmax(np.abs(d)) < 1e-5  # the mask hides the padding: real tokens attend as without it
+    assert at.metric[0].value in ("0", "0.0") or float(at.metric[0].value) < 1e-5
+
+
+def test_causal_plus_padding_merges_both():
+    at = open_masks(mask="causal+padding", pad_to="18")
+    blocked = array(charts(at)[0]["z"]).astype(bool)
+    expected = np.triu(np.ones((18, 18), bool), 1)
+    expected[:, T:] = True
+    np.testing.assert_array_equal(blocked, expected)
+
+
+def test_custom_blocks_the_chosen_keys_for_every_query():
+    at = open_masks(mask="custom", blocked="1,3")
+    assert not at.exception
+    assert at.multiselect[0].value == [1, 3]
+    assert at.multiselect[0].options[:2] == ["0: [CLS]", "1: the"]
+    mask, attention, _ = charts(at)
+    blocked = array(mask["z"]).astype(bool)
+    assert blocked[:, [1, 3]].all() and blocked.sum() == 2 * T
+    assert np.isnan(array(attention["z"])[:, [1, 3]]).all()
+
+
+def test_blocking_every_key_says_the_rows_are_empty():
+    at = open_masks(mask="custom", blocked=",".join(map(str, range(T))))
+    assert not at.exception
+    assert any("every key blocked" in w.value for w in at.warning)
+    assert np.isnan(array(charts(at)[1]["z"])).all()
+
+
+def test_no_mask_blocks_nothing_and_changes_nothing():
+    at = open_masks(mask="none")
+    mask, attention, diff = charts(at)
+    assert not array(mask["z"]).any() and not np.isnan(array(attention["z"])).any()
+    assert not np.abs(array(diff["z"])).any()
+
+
+def test_url_state_is_restored_and_written_back():
+    at = open_masks(mask="custom", blocked="2", layer="4", head="9", text="Masks hide keys")
+    assert at.text_area[0].value == "Masks hide keys"
+    assert [at.slider[0].value, at.slider[1].value] == [4, 9]
+    at.segmented_control[0].set_value("causal").run()
+    assert not at.exception and param(at, "mask") == "causal"
+    assert array(charts(at)[0]["z"]).sum() == 5 * 4 / 2  # "[CLS] masks hide keys [SEP]": 5 tokens
+
+
+def test_moving_layer_and_head_runs_no_forward_pass():
+    from views import shared
+
+    at = open_masks(mask="causal")
+    misses = shared._runs().misses
+    at.slider[0].set_value(2).run()
+    at.slider[1].set_value(5).run()
+    assert not at.exception
+    assert shared._runs().misses == misses
+
+
+def test_long_text_shows_one_big_map_at_a_time():
+    at = open_masks(text="word " * 300, mask="causal", mask_map="difference")
+    assert not at.exception
+    assert at.radio[0].value == "difference"
+    assert len(at.get("plotly_chart")) == 2
+    sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+    assert sum(sizes) < 3_000_000
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"mask": "bogus"}, "must be one of"),
+    ({"mask": "padding", "pad_to": "99"}, f"from {T} to {T + 32}"),
+    ({"mask": "custom", "blocked": "1,999"}, "pick from the tokens shown"),
+])
+def test_bad_url_values_are_ignored_with_a_notice(params, expected):
+    at = open_masks(**params)
+    assert not at.exception
+    assert any(expected in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_empty_text_asks_for_a_sentence():
+    at = open_masks(text="  ")
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
+                                  "<script>alert('x')</script> & <b>bold</b>"])
+def test_unusual_scripts_and_html_run_with_every_mask(text):
+    at = open_masks(text=text, mask="causal+padding")
+    assert not at.exception
+    mask = charts(at)[0]
+    assert len(mask["x"]) > 2 and not any("<script" in label for label in mask["x"])
+
+
+def test_random_model_masks_padding_with_minus_infinity():
+    at = open_masks(model="random", mask="causal+padding", pad_to="20")
+    assert not at.exception
+    mask, attention, diff = charts(at)
+    assert array(mask["z"]).shape == (20, 20) and array(mask["z"])[:, T:].all()
+    np.testing.assert_allclose(np.nansum(array(attention["z"]), axis=1), 1.0, atol=1e-5)

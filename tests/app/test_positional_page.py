@@ -1,0 +1,131 @@
+"""The positional-encoding page in Streamlit's AppTest: formula, learned positions, URL state, bad input."""
+import base64
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+LABELS = ["d_model (width of the table)", "Number of positions", "First dimension shown", "Last dimension shown"]
+
+
+def open_positional(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()  # the first run lands on the default page; st.navigation then knows the url paths
+    return at.switch_page("views/positional.py").run()
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from the chart's JSON: binary {dtype, bdata, shape} or a plain list."""
+    if isinstance(value, dict):
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return data.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else data
+    return np.asarray(value)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def pe(pos: int, dim: int, d: int, base: float) -> float:
+    angle = pos / base ** ((dim - dim % 2) / d)
+    return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+
+
+def test_default_shows_sinusoidal_and_minilm_learned_positions():
+    at = open_positional()
+    assert not at.exception
+    assert [s.label for s in at.slider] == LABELS
+    assert at.segmented_control[0].value == 10000
+    table, learned, curves, sim, learned_sim = figures(at)
+    z = array(table["data"][0]["z"])
+    assert z.shape == (128, 128)
+    assert z[5, 2] == pytest.approx(pe(5, 2, 128, 10000), abs=1e-6)
+    assert array(learned["data"][0]["z"]).shape == (128, 128)  # the same dimensions 0..127 of MiniLM's 384
+    assert [t["name"].split(":")[0] for t in curves["data"]] == ["dim 0", "dim 1", "dim 16", "dim 32"]
+    s = array(sim["data"][0]["z"])
+    np.testing.assert_allclose(s, z @ z.T, atol=1e-4)  # all 128 dimensions are shown by default
+    assert array(learned_sim["data"][0]["z"]).shape == (128, 128)
+
+
+def test_learned_positions_are_the_models_weights():
+    from views import shared
+
+    at = open_positional(pe_d="384", pe_n="20", pe_from="0", pe_to="383")
+    weight = shared.loaded_model(shared.Choice("minilm")).model.embeddings.position_embeddings.weight
+    np.testing.assert_allclose(array(figures(at)[1]["data"][0]["z"]), weight[:20].detach().numpy(), atol=1e-6)
+
+
+def test_url_state_sets_the_table_and_is_written_back():
+    at = open_positional(pe_d="64", pe_n="50", pe_base="100", pe_from="4", pe_to="9", pe_dims="2,3")
+    assert not at.exception
+    assert [s.value for s in at.slider] == [64, 50, 4, 9]
+    table = figures(at)[0]["data"][0]
+    assert list(array(table["x"])) == list(range(4, 10)) and list(array(table["y"])) == list(range(50))
+    assert array(table["z"])[7, 1] == pytest.approx(pe(7, 5, 64, 100), abs=1e-6)
+    assert len(figures(at)[2]["data"]) == 2
+    at.slider[0].set_value(33).run()
+    assert not at.exception
+    assert at.query_params["pe_d"] in ("33", ["33"])
+
+
+def test_dimensions_given_backwards_are_swapped():
+    at = open_positional(pe_from="20", pe_to="3")
+    assert any("showing 3..20" in i.value for i in at.info)
+    assert list(array(figures(at)[0]["data"][0]["x"])) == list(range(3, 21))
+
+
+def test_the_biggest_table_is_thinned_to_stay_light():
+    at = open_positional(pe_d="1024", pe_n="2048", pe_dims=",".join(map(str, range(20))))
+    assert not at.exception
+    sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+    assert sum(sizes) < 3_000_000 and max(sizes) < 800_000
+    assert any("plotting the first 16" in i.value for i in at.info)
+    assert any("Every 5th position and dimension" in c.value for c in at.caption)
+
+
+def test_cosine_similarity_has_ones_on_the_diagonal():
+    at = open_positional(pe_sim="cosine", pe_n="40")
+    sim = array(figures(at)[3]["data"][0]["z"])
+    np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-5)
+
+
+def test_random_sinusoidal_model_has_no_learned_table():
+    at = open_positional(model="random")
+    assert not at.exception
+    assert any("adds the sinusoidal table itself" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_random_model_with_learned_positions_shows_them():
+    at = open_positional(model="random", positional="learned", d_model="64")
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 5
+    assert array(figures(at)[1]["data"][0]["z"]).shape == (128, 64)
+
+
+def test_no_dimension_chosen_asks_for_some():
+    at = open_positional(pe_dims="")
+    assert not at.exception
+    assert any("Pick dimensions" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 4
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"pe_d": "5000"}, "from 2 to 1024"),
+    ({"pe_n": "0"}, "from 1 to 2048"),
+    ({"pe_base": "7"}, "must be one of"),
+    ({"pe_dims": "1,9999"}, "pick from"),
+    ({"pe_sim": "maybe"}, "must be one of"),
+])
+def test_bad_url_values_are_ignored_with_a_notice(params, expected):
+    at = open_positional(**params)
+    assert not at.exception
+    assert any(expected in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) >= 4

@@ -1,0 +1,100 @@
+"""Positional-encoding figures: the table, its sin/cos curves, and the similarity of positions."""
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+MAX_CELLS = 100_000  # per heatmap: about 0.5 MB of JSON, so the page stays a few MB at 2048 x 1024
+
+
+def stride_for(rows: int, cols: int, max_cells: int = MAX_CELLS) -> int:
+    """The smallest step s such that taking every s-th row and column leaves at most max_cells cells."""
+    s = 1
+    while math.ceil(rows / s) * math.ceil(cols / s) > max_cells:
+        s += 1
+    return s
+
+
+def similarity(table, cosine: bool = False) -> np.ndarray:
+    """(P, d) -> (P, P) float32 dot products PE @ PE^T (cosine similarities if cosine)."""
+    t = np.asarray(table, dtype=np.float64)  # (P, d)
+    if cosine:
+        norms = np.linalg.norm(t, axis=1, keepdims=True)  # (P, 1)
+        t = t / np.where(norms == 0, 1.0, norms)
+    return (t @ t.T).astype(np.float32)
+
+
+def robust_limit(values, percentile: float = 99.0) -> float:
+    """A symmetric colour limit at the given percentile of |values|, so a few outliers do not wash out the rest."""
+    v = np.abs(np.asarray(values, dtype=np.float32))
+    return max(float(np.percentile(v, percentile)) if v.size else 0.0, 1e-6)
+
+
+def _heatmap_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int = 520) -> go.Figure:
+    fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+                      xaxis={"title": x_title}, yaxis={"title": y_title, "autorange": "reversed"})
+    return fig
+
+
+def table_heatmap(table, positions, dims, title: str = "", limit: float | None = 1.0) -> go.Figure:
+    """table (P, D) of encodings at the given position and dimension numbers; diverging colours in ±limit.
+
+    limit=None: symmetric around 0 at the largest |value| (for learned embeddings, which are not bounded by 1).
+    """
+    z = np.asarray(table, dtype=np.float32)  # (P, D)
+    if z.ndim != 2 or z.shape != (len(positions), len(dims)):
+        raise ValueError(f"table of shape {z.shape} does not fit {len(positions)} positions x {len(dims)} dims")
+    if limit is None:
+        limit = max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
+    heat = go.Heatmap(
+        z=z, x=np.asarray(dims, dtype=np.int32), y=np.asarray(positions, dtype=np.int32), colorscale="RdBu_r",
+        zmin=-limit, zmax=limit, colorbar={"title": {"text": "value"}},
+        hovertemplate="position %{y}<br>dimension %{x}<br>value = %{z:.4f}<extra></extra>",
+    )
+    return _heatmap_layout(go.Figure(heat), title, "dimension", "position")
+
+
+def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
+                       limit: float | None = None) -> go.Figure:
+    """Every pair of the given rows of table (P, d): PE @ PE^T (or cosine), diverging colours centred at 0.
+
+    The colour range is ±limit; by default ±1 for cosine, else ± the largest |dot product|.
+    """
+    z = similarity(table, cosine)  # (P, P)
+    if z.shape[0] != len(positions):
+        raise ValueError(f"table of {z.shape[0]} rows does not fit {len(positions)} positions")
+    if limit is None:
+        limit = 1.0 if cosine else max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
+    pos = np.asarray(positions, dtype=np.int32)
+    measure = "cos" if cosine else "dot"
+    heat = go.Heatmap(
+        z=z, x=pos, y=pos, colorscale="RdBu_r", zmin=-limit, zmax=limit,
+        colorbar={"title": {"text": measure}},
+        hovertemplate="position %{y} · position %{x}<br>" + measure + " = %{z:.4f}<extra></extra>",
+    )
+    fig = _heatmap_layout(go.Figure(heat), title, "position", "position")
+    fig.update_xaxes(constrain="domain")
+    fig.update_yaxes(scaleanchor="x", constrain="domain")  # square cells, without widening the axis range
+    return fig
+
+
+def dimension_name(dim: int, d_model: int, base: float) -> str:
+    """'dim 4: sin, wavelength 12.6' (even dims are sines, odd ones cosines of the same frequency)."""
+    two_i = dim - dim % 2
+    wavelength = 2 * math.pi * base ** (two_i / d_model)
+    return f"dim {dim}: {'cos' if dim % 2 else 'sin'}, wavelength {wavelength:.3g}"
+
+
+def curves_figure(table, dims, d_model: int, base: float, title: str = "") -> go.Figure:
+    """One line per chosen dimension of table (P, d) against position 0..P-1."""
+    t = np.asarray(table, dtype=np.float32)  # (P, d)
+    positions = np.arange(t.shape[0], dtype=np.int32)
+    fig = go.Figure([
+        go.Scatter(x=positions, y=t[:, dim], mode="lines", name=dimension_name(dim, d_model, base),
+                   hovertemplate="position %{x}<br>value = %{y:.4f}<extra>dim " + str(dim) + "</extra>")
+        for dim in dims
+    ])
+    fig.update_layout(title=title, height=380, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+                      xaxis={"title": "position"}, yaxis={"title": "PE value", "range": [-1.1, 1.1]},
+                      legend={"orientation": "h", "y": -0.2})
+    return fig
