@@ -37,6 +37,7 @@ def test_url_state_is_restored_and_written_back():
     ({"layer": "99"}, "from 0 to 5"),
     ({"head": "x"}, "whole number"),
     ({"model": "../../etc/passwd"}, "must be one of"),
+    ({"mean": "maybe"}, "use 1 or 0"),
 ])
 def test_bad_url_values_are_ignored_with_a_notice(params, expected):
     at = run(**params)
