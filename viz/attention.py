@@ -11,7 +11,8 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 def axis_labels(tokens) -> list[str]:
     """Token strings made safe and unique for a plotly category axis.
 
-    Plotly merges equal categories, so the second "the" gets an invisible zero-width space;
+    Plotly merges equal categories, so the n-th repeat of a token gets an invisible suffix: n in
+    binary written with two zero-width characters (short even for 500 repeats of one word);
     '<' and '&' are escaped because plotly renders a little HTML in labels.
     """
     seen: dict[str, int] = {}
@@ -20,8 +21,11 @@ def axis_labels(tokens) -> list[str]:
         safe = html.escape(str(tok), quote=False)
         n = seen.get(safe, 0)
         seen[safe] = n + 1
-        labels.append(safe + "\u200b" * n)
+        labels.append(safe + (f"{n:b}".translate(_INVISIBLE_BITS) if n else ""))
     return labels
+
+
+_INVISIBLE_BITS = str.maketrans({"0": "\u200b", "1": "\u200c"})  # zero-width space, zero-width non-joiner
 
 
 def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> go.Figure:

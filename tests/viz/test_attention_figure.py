@@ -24,7 +24,13 @@ def test_auto_range_lets_plotly_choose():
 def test_repeated_tokens_stay_separate_rows():
     labels = axis_labels(["the", "cat", "the", "the"])
     assert len(set(labels)) == 4
-    assert [lab.replace("\u200b", "") for lab in labels] == ["the", "cat", "the", "the"]
+    assert [lab.replace("\u200b", "").replace("\u200c", "") for lab in labels] == ["the", "cat", "the", "the"]
+
+
+def test_many_repeats_stay_unique_and_short():
+    labels = axis_labels(["word"] * 600)
+    assert len(set(labels)) == 600
+    assert max(len(lab) for lab in labels) <= len("word") + 10  # log2(600) invisible characters at most
 
 
 def test_html_in_tokens_is_escaped():

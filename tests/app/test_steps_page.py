@@ -1,0 +1,154 @@
+"""The Step-by-step page in AppTest: every step drawn with its shape and formula, Pre-LN vs Post-LN, 512 tokens."""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from views import shared
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+TEXT = "The cat sat on the mat"  # [CLS] the cat sat on the mat [SEP]: T = 8
+
+
+def run(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.switch_page("views/steps.py").run()
+
+
+def specs(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def shapes(at) -> list[str]:
+    return [m.value for m in at.markdown if "`(" in m.value]
+
+
+def z_of(spec: dict) -> np.ndarray:
+    z = spec["data"][0]["z"]
+    shape = [int(n) for n in str(z["shape"]).split(",")]  # plotly writes "64, 512"
+    return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+
+
+def param(at, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_layer_0_walks_from_embeddings_to_the_ffn():
+    at = run(text=TEXT, head="2")
+    assert not at.exception
+    assert at.title[0].value == "Step by step"
+    labels = shapes(at)
+    assert len(at.get("plotly_chart")) == len(labels) == 21  # 5 embeddings, Q K V, 4 T x T, AV, concat, W_O, 2, 2, 2
+    assert "**Q (head 2)** &nbsp; `(T, d_k) = (8, 32)`" in labels
+    assert "**A** &nbsp; `(T, T) = (8, 8)`" in labels
+    assert any("`(T, d_ff) = (8, 1536)`" in lab for lab in labels)
+    assert any("Post-LN" in i.value for i in at.info)
+    formulas = " ".join(lat.value for lat in at.latex)
+    assert len(at.latex) == 12
+    for piece in (r"E_{\text{pos}}", r"W_Q^{(2)}", r"Q K^\top", r"\sqrt{d_k}", r"\mathrm{softmax}", "A V",
+                  r"\mathrm{Concat}", "W_O", r"\mathrm{LayerNorm}(X + \mathrm{MHA}(X))", r"\mathrm{FFN}"):
+        assert piece in formulas, piece
+
+
+def test_charts_hold_the_traced_numbers():
+    at = run(text=TEXT, layer="1", head="3")
+    assert not at.exception
+    r = shared.run(shared.Choice("minilm"), TEXT)
+    a = r.attention(1)
+    by_title = dict(zip([lab.split("**")[1] for lab in shapes(at)], specs(at)))
+    np.testing.assert_allclose(z_of(by_title["Q (head 3)"]), a.q[0, 3].numpy(), rtol=1e-6)
+    probs = by_title["A"]
+    np.testing.assert_allclose(z_of(probs), a.probs[0, 3].numpy(), rtol=1e-6)
+    assert (probs["data"][0]["zmin"], probs["data"][0]["zmax"]) == (0.0, 1.0)
+    concat = by_title["concat"]
+    assert concat["data"][0]["x"]["bdata"] and concat["layout"]["shapes"][0]["x0"] == 96 - 0.5  # head 3 of d_k 32
+    signed = by_title["Q Kᵀ"]["data"][0]
+    assert signed["zmin"] == -signed["zmax"]
+
+
+def test_later_layer_starts_from_the_previous_output():
+    at = run(text=TEXT, layer="4")
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 17
+    assert any("output of layer 3" in lat.value for lat in at.latex)
+
+
+def test_pre_ln_random_model_shows_the_norm_first():
+    at = run(text=TEXT, model="random", norm="pre-LN", layers="2", layer="1")
+    assert not at.exception
+    assert any("Pre-LN" in i.value for i in at.info)
+    names = [lab.split("**")[1] for lab in shapes(at)]
+    assert names[:2] == ["X", "LN(X)"] and "LN(Y)" in names and "final LN(Z)" in names
+    formulas = " ".join(lat.value for lat in at.latex)
+    assert r"\mathrm{LN}(X)\,W_Q" in formulas and r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))" in formulas
+    assert r"\mathrm{LayerNorm}(X + " not in formulas
+
+
+def test_post_ln_random_model_has_no_extra_norm_panels():
+    at = run(text=TEXT, model="random", norm="post-LN", layers="2", layer="0")
+    assert not at.exception
+    names = [lab.split("**")[1] for lab in shapes(at)]
+    assert "LN(X)" not in names and "LN(Y)" not in names
+    assert names[:4] == ["token embedding", "position", "sum", "X"]  # no segment embedding outside BERT
+
+
+def test_url_state_is_restored_and_written_back():
+    at = run(text=TEXT, layer="2", head="5", dim0="100")
+    assert not at.exception
+    assert (at.slider(key="layer").value, at.slider(key="head").value, at.slider(key="dim0").value) == (2, 5, 100)
+    assert any("dimensions 100–163 of 384" in c.value for c in at.caption)
+    at.slider(key="head").set_value(6).run()
+    assert param(at, "head") == "6" and param(at, "dim0") == "100"
+
+
+def test_moving_layer_or_head_does_not_rerun_the_model():
+    at = run(text="No forward pass on a slider move")
+    misses = shared._runs().misses
+    at.slider(key="layer").set_value(3).run()
+    at.slider(key="head").set_value(9).run()
+    assert not at.exception and shared._runs().misses == misses
+    at.text_area(key="text").set_value("Another sentence").run()
+    assert shared._runs().misses == misses + 1
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"head": "99"}, "from 0 to 11"),
+    ({"dim0": "-5"}, "Ignored `dim0=-5`"),
+    ({"row0": "x"}, "Ignored `row0=x`"),
+])
+def test_bad_url_values_are_ignored_with_a_notice(params, expected):
+    at = run(text="word " * 100, **params)
+    assert not at.exception
+    assert any(expected in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 21
+
+
+@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
+                                  "<script>alert('x')</script> & <b>bold</b>", "  "])
+def test_unusual_and_empty_text(text):
+    at = run(text=text)
+    assert not at.exception
+    if text.strip():
+        assert len(at.get("plotly_chart")) == 21
+        assert all("<script>" not in lab for s in specs(at) for lab in s["data"][0]["y"])
+    else:
+        assert any("Type a sentence" in i.value for i in at.info)
+
+
+def test_512_tokens_show_a_window_and_stay_under_3_mb():
+    at = run(text="word " * 600, row0="400")
+    assert not at.exception
+    assert at.slider(key="row0").max == 512 - 64 and at.slider(key="row0").value == 400
+    assert any("tokens 400–463 of 512" in c.value for c in at.caption)
+    all_specs = [c.proto.spec for c in at.get("plotly_chart")]
+    sizes = sum(map(len, all_specs))
+    assert len(all_specs) == 21 and sizes < 3_000_000, sizes
+    probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))
+    assert z_of(probs).shape == (64, 512) and probs["data"][0]["y"][0] == "400: word"

@@ -1,0 +1,104 @@
+"""One query's softmax row: the math (stable softmax with -inf, entropy, temperature) and its bar charts."""
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.attention import axis_labels
+
+BLOCKED_COLOR = "#9e9e9e"
+LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
+SCALE_OPTIONS = ("0.25", "0.5", "standard", "2", "4", "none")  # multipliers of 1/sqrt(d_k); "none" = factor 1
+
+
+def softmax_row(scores) -> np.ndarray:
+    """Stable softmax of one row; -inf entries get probability 0; an all -inf row gives NaN (as torch does)."""
+    x = np.asarray(scores, dtype=np.float64)  # (S,)
+    finite = np.isfinite(x)
+    if not finite.any():
+        return np.full(x.shape, np.nan)
+    e = np.where(finite, np.exp(x - x[finite].max()), 0.0)  # the max is subtracted so exp never overflows
+    return e / e.sum()
+
+
+def entropy(probs) -> float:
+    """H = -sum p log p in nats; zero-probability keys add nothing (0 log 0 = 0)."""
+    p = np.asarray(probs, dtype=np.float64)
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def scale_factor(option: str, d_k: int) -> float:
+    """The factor q.k is multiplied by: a multiple of 1/sqrt(d_k), or 1 for "none"."""
+    standard = 1.0 / math.sqrt(d_k)
+    if option == "none":
+        return 1.0
+    return standard * (1.0 if option == "standard" else float(option))
+
+
+def scale_label(option: str, d_k: int) -> str:
+    """What the scale option means, with the factor it gives, for a slider label."""
+    factor = scale_factor(option, d_k)
+    if option == "standard":
+        return f"1/√d_k = {factor:.3g} (standard)"
+    if option == "none":
+        return "no scaling (1)"
+    return f"×{option} → {factor:.3g}"
+
+
+def as_neg_inf(mask_row) -> np.ndarray:
+    """An additive mask row with blocked keys as exactly -inf (some models use a huge negative number)."""
+    m = np.asarray(mask_row, dtype=np.float64)
+    return np.where(m < -1e9, -np.inf, m)
+
+
+def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool = False) -> go.Figure:
+    """Signed scores over the keys; -inf keys become grey hatched bars reaching down off the axis, labelled -inf.
+
+    show_values writes each finite value on its bar (so a mask's zeros are visible).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.shape != (len(key_tokens),):
+        raise ValueError(f"values of shape {v.shape} do not fit {len(key_tokens)} keys")
+    labels = axis_labels(key_tokens)
+    blocked = np.isneginf(v)
+    finite = v[np.isfinite(v)]
+    lo, hi = (min(finite.min(), 0.0), max(finite.max(), 0.0)) if finite.size else (0.0, 0.0)
+    pad = 0.12 * (hi - lo) or 1.0
+    bottom = lo - pad  # -inf bars are drawn from 0 down to the bottom of the axis
+    shown = np.where(np.isfinite(v), v, np.nan).astype(np.float32)
+    fig = go.Figure(go.Bar(x=labels, y=shown, name="score", marker_color="#3b6ea8",
+                           text=[f"{x:.3g}" if np.isfinite(x) else "" for x in v] if show_values else None,
+                           textposition="outside",
+                           hovertemplate="key: %{x}<br>%{y:.4f}<extra></extra>"))
+    if blocked.any():
+        fig.add_trace(go.Bar(
+            x=[lab for lab, b in zip(labels, blocked) if b], y=np.full(int(blocked.sum()), bottom, np.float32),
+            name="blocked (-inf)", marker={"color": BLOCKED_COLOR, "pattern": {"shape": "/"}},
+            text="-inf", textposition="inside", insidetextanchor="end", textfont={"color": "black"},
+            hovertemplate="key: %{x}<br>-inf (blocked)<extra></extra>"))
+    fig.update_layout(title=title, barmode="overlay", height=320, showlegend=bool(blocked.any()),
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
+                      xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
+                      yaxis={"title": y_title, "range": [bottom, hi + pad], "zeroline": True})
+    return fig
+
+
+def probability_bars(probs, key_tokens, title: str, compare=None, compare_name: str = "",
+                     name: str = "probability") -> go.Figure:
+    """Probabilities on a fixed 0..1 axis; `compare` (another row) is overlaid as a second bar per key."""
+    p = np.asarray(probs, dtype=np.float32)
+    if p.shape != (len(key_tokens),):
+        raise ValueError(f"probs of shape {p.shape} do not fit {len(key_tokens)} keys")
+    labels = axis_labels(key_tokens)
+    fig = go.Figure(go.Bar(x=labels, y=p, name=name, marker_color="#3b6ea8",
+                           hovertemplate="key: %{x}<br>p = %{y:.4f}<extra>" + name + "</extra>"))
+    if compare is not None:
+        c = np.asarray(compare, dtype=np.float32)
+        fig.add_trace(go.Bar(x=labels, y=c, name=compare_name, marker_color="#e4572e",
+                             hovertemplate="key: %{x}<br>p = %{y:.4f}<extra>" + compare_name + "</extra>"))
+    fig.update_layout(title=title, barmode="group", height=340, showlegend=compare is not None,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
+                      xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
+                      yaxis={"title": "probability", "range": [0.0, 1.0]})
+    return fig
