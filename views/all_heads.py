@@ -1,5 +1,88 @@
-"""Placeholder until this page is built."""
+"""All heads: every layer x every head as one image (the "model view"), and a way to open one head large."""
 import streamlit as st
 
-st.title("all_heads")
-st.info("This page is being built.")
+from views import shared, state
+from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure
+
+TILE_SIZES = (32, 48, 64, 96)
+PREVIEW_MAX_TOKENS = 128  # longer sentences get an image preview, not T x T numbers
+POOL_NAMES = {"max": "max-pool", "mean": "block mean"}
+
+
+@st.cache_resource(max_entries=16, show_spinner="Drawing every head…")
+def cached_mosaic(choice: shared.Choice, text: str, tile: int, pool: str, auto: bool, _run: shared.Run) -> Mosaic:
+    """One mosaic per (model, sentence, settings): a layer/head change reuses the PNG, no re-encoding."""
+    return build_mosaic(_run.attentions, tile, pool, auto_range=auto)
+
+
+def pick_tile(heads: int) -> None:
+    """on_select: a click on a tile (point index = layer * heads + head) sets the layer and head selectors."""
+    points = [p for p in st.session_state["mosaic"].selection.points if p.get("curve_number") == 1]
+    if points:
+        st.session_state["layer"], st.session_state["head"] = divmod(int(points[0]["point_index"]), heads)
+
+
+def describe(mosaic: Mosaic) -> str:
+    """The caption under the mosaic: sizes, and what one pixel means."""
+    if mosaic.factor > 1:
+        pixel = f"each pixel is the {POOL_NAMES[mosaic.pool]} of {mosaic.factor}×{mosaic.factor} token cells"
+    else:
+        pixel = f"each token cell is {mosaic.repeat}×{mosaic.repeat} px"
+    return (f"{mosaic.tokens} tokens · {mosaic.layers} layers × {mosaic.heads} heads · one "
+            f"{mosaic.width}×{mosaic.height} px PNG of {len(mosaic.png) / 1024:.0f} KB · tiles of "
+            f"{mosaic.tile} px, {pixel} · colour = probability, "
+            + ("each tile stretched to its own min..max" if mosaic.auto_range else "fixed 0..1"))
+
+
+def big_view_params(text: str, choice: shared.Choice, layer: int, head: int) -> dict[str, str]:
+    """The heatmap page's link: this page's settings (a random model's config too), at this layer and head."""
+    params = {k: v for k, v in st.query_params.to_dict().items() if k not in ("pool", "tile")}
+    params.update(text=text, model=choice.key, layer=str(layer), head=str(head), mean="0")
+    return params
+
+
+def preview(run: shared.Run, layer: int, head: int, auto: bool, container) -> None:
+    """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
+    title = f"Layer {layer}, head {head}"
+    if len(run.tokens) <= PREVIEW_MAX_TOKENS:
+        fig = attention_heatmap(run.attentions[layer, head], run.tokens, run.tokens, title=title, auto_range=auto)
+    else:
+        tile = build_mosaic(run.attentions[layer:layer + 1, head:head + 1], tile=256, auto_range=auto)
+        fig = mosaic_figure(tile, max_height=420, title=title, first_layer=layer, first_head=head)
+        fig.update_layout(xaxis_title="key", yaxis_title="query")
+        container.caption(f"{len(run.tokens)} tokens: preview downsampled ({POOL_NAMES['max']} of "
+                          f"{tile.factor}×{tile.factor} cells); the big view has every token.")
+    container.plotly_chart(fig, config=CHART_CONFIG, key="preview")
+
+
+st.title("All heads")
+st.caption("Every layer (rows) × every head (columns) at once, each tile a query × key attention map. "
+           "Pick a head below, or click its tile, to look at it large.")
+
+choice = shared.model_choice()
+text = shared.sentence()
+run = shared.run(choice, text)
+
+notices = st.container()
+c1, c2, c3 = st.columns([2, 2, 1])
+pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=c1, widget="radio",
+                    horizontal=True, format_func=POOL_NAMES.get,
+                    help="Max-pool keeps a one-token pattern bright; block mean shows the average probability.")
+tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=c2, widget="radio", horizontal=True)
+auto = state.toggle("Auto colour range", "auto", False, container=c3,
+                    help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
+mosaic = cached_mosaic(choice, text, tile, pool, auto, run)
+chart = st.container()
+st.caption(describe(mosaic))
+
+left, right = st.columns([1, 2])
+layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=left)
+head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
+with notices:
+    state.show_notices()
+left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view", icon="🔎",
+               query_params=big_view_params(text, choice, layer, head))
+chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=CHART_CONFIG, key="mosaic",
+                   on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
+preview(run, layer, head, auto, right)

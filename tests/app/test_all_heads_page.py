@@ -1,0 +1,120 @@
+"""The All heads page in Streamlit's AppTest: the mosaic, URL state, the link to the big view, bad input."""
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+import views.shared
+import viz.mosaic
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 120
+PAGE = "views/all_heads.py"
+
+
+def open_page(text: str = "Hello students", **params) -> AppTest:
+    """Land on the app with ?params, then go to All heads, as a link to /all-heads?... would.
+
+    AppTest can switch pages only after a first run. That run is the default page, stopped at an empty
+    sentence before it draws any slider of its own, so the URL values reach this page untouched.
+    """
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.query_params["text"] = " "
+    at.run()
+    at.text_area[0].input(text)
+    return at.switch_page(PAGE).run()
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def link_params(at: AppTest) -> dict[str, str]:
+    (link,) = at.get("page_link")
+    return {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
+
+
+def test_default_page_shows_the_mosaic_a_preview_and_a_link():
+    at = open_page()
+    assert not at.exception
+    mosaic, preview = figures(at)
+    image = mosaic["data"][0]
+    assert image["type"] == "image" and image["source"].startswith("data:image/png;base64,")
+    assert mosaic["layout"]["yaxis"]["ticktext"] == [f"L{i}" for i in range(6)]  # all-MiniLM-L6-v2: 6 x 12
+    assert mosaic["layout"]["xaxis"]["ticktext"] == [f"H{i}" for i in range(12)]
+    assert preview["data"][0]["type"] == "heatmap"  # a short sentence: the real heatmap of the chosen head
+    assert [s.label for s in at.slider] == ["Layer", "Head"]
+    assert any("6 layers × 12 heads" in c.value and "KB" in c.value for c in at.caption)
+    params = link_params(at)
+    assert at.get("page_link")[0].proto.page_script_hash == calc_hash("heatmap")  # st.Page hashes its url_path
+    assert (params["text"], params["model"], params["layer"], params["head"]) == ("Hello students", "minilm", "0", "0")
+
+
+def test_url_state_is_restored_and_the_link_follows_the_sliders():
+    at = open_page(layer="3", head="7", pool="mean", tile="32", auto="1")
+    assert not at.exception
+    assert (at.slider[0].value, at.slider[1].value) == (3, 7)
+    assert at.radio(key="pool").value == "mean" and at.radio(key="tile").value == 32 and at.toggle(key="auto").value
+    assert figures(at)[0]["layout"]["shapes"][0]["type"] == "rect"  # the chosen tile is framed
+    assert "Layer 3, head 7" in figures(at)[1]["layout"]["title"]["text"]
+    assert (link_params(at)["layer"], link_params(at)["head"], link_params(at)["auto"]) == ("3", "7", "1")
+    at.slider[1].set_value(2).run()
+    assert link_params(at)["head"] == "2" and at.query_params["head"] in ("2", ["2"])
+    assert "Open layer 3 head 2" in at.get("page_link")[0].value
+
+
+def test_a_layer_or_head_change_runs_neither_the_model_nor_the_mosaic(monkeypatch):
+    at = open_page("Counting the work done")
+    calls = []
+    monkeypatch.setattr(views.shared, "compute_run", lambda *a, **k: calls.append("model"))
+    monkeypatch.setattr(viz.mosaic, "build_mosaic", lambda *a, **k: calls.append("mosaic"))
+    at.slider[0].set_value(2).run()
+    at.slider[1].set_value(5).run()
+    assert not at.exception and calls == []
+    assert "Layer 2, head 5" in figures(at)[1]["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"layer": "99"}, "from 0 to 5"),
+    ({"head": "-1"}, "from 0 to 11"),
+    ({"pool": "median"}, "must be one of max, mean"),
+    ({"tile": "4096"}, "must be one of 32, 48, 64, 96"),
+    ({"auto": "maybe"}, "use 1 or 0"),
+])
+def test_bad_url_values_are_ignored_with_a_notice(params, expected):
+    at = open_page(**params)
+    assert not at.exception
+    assert any(expected in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_empty_text_asks_for_a_sentence():
+    at = open_page("   ")
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 0
+
+
+def test_512_tokens_stay_light():
+    at = open_page("word " * 600)
+    assert not at.exception
+    assert any("the rest was cut" in w.value for w in at.warning)
+    assert any("512 tokens" in c.value and "8×8" in c.value for c in at.caption)
+    mosaic, preview = at.get("plotly_chart")
+    assert len(mosaic.proto.spec) < 1_500_000
+    assert json.loads(preview.proto.spec)["data"][0]["type"] == "image"  # not 512 x 512 numbers
+    assert len(preview.proto.spec) < 300_000
+
+
+@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
+                                  "<script>alert('x')</script> & <b>bold</b>"])
+def test_unusual_scripts_and_html_run(text):
+    at = open_page(text)
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    assert link_params(at)["text"] == text

@@ -1,0 +1,148 @@
+"""The all-heads mosaic, with plain numpy arrays: colours, downsampling, the PNG's pixels, the figure."""
+import base64
+import io
+
+import numpy as np
+import plotly.colors
+import pytest
+from PIL import Image
+
+from viz.mosaic import (GAP_RGB, NAN_RGB, all_heads_figure, build_mosaic, colorize, downsample, mosaic_figure,
+                        stretch_each_tile, viridis_lut)
+
+
+def decode(mosaic_or_uri) -> np.ndarray:
+    """The RGB pixels (h, w, 3) of a Mosaic or of a figure's data URI."""
+    if isinstance(mosaic_or_uri, str):
+        png = base64.b64decode(mosaic_or_uri.split(",", 1)[1])
+    else:
+        png = mosaic_or_uri.png
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def tile_pixels(rgb, mosaic, layer, head) -> np.ndarray:
+    """(tile, tile, 3): the pixels of one tile."""
+    step = mosaic.tile + mosaic.gap
+    return rgb[layer * step:layer * step + mosaic.tile, head * step:head * step + mosaic.tile]
+
+
+def test_lut_is_plotlys_viridis_from_0_to_1():
+    lut = viridis_lut(10)  # plotly's Viridis has 10 evenly spaced stops: sampled at 10 levels, exactly them
+    assert lut.shape == (10, 3) and lut.dtype == np.uint8
+    stops = [plotly.colors.hex_to_rgb(c) for c in plotly.colors.sequential.Viridis]
+    assert [tuple(int(v) for v in row) for row in lut] == stops
+    assert viridis_lut().shape == (256, 3)
+
+
+def test_colorize_fixed_range_clips_and_greys_nan():
+    lut = viridis_lut(254)
+    rgb = colorize(np.array([0.0, 1.0, 1.7, -0.2, 0.5, np.nan], dtype=np.float32))
+    assert rgb.shape == (6, 3) and rgb.dtype == np.uint8
+    assert (rgb[0] == lut[0]).all() and (rgb[1] == lut[-1]).all()
+    assert (rgb[2] == lut[-1]).all() and (rgb[3] == lut[0]).all()  # out of 0..1: clipped, not rescaled
+    assert (rgb[4] == lut[round(0.5 * 253)]).all()
+    assert tuple(rgb[5]) == NAN_RGB
+
+
+def test_downsample_max_and_mean_with_a_short_last_block():
+    maps = np.arange(100, dtype=np.float32).reshape(10, 10) / 100  # T=10, factor 4: blocks 0:4, 4:8, 8:10
+    top = maps[np.ix_(range(0, 4), range(8, 10))]
+    pooled_max, pooled_mean = downsample(maps, 4, "max"), downsample(maps, 4, "mean")
+    assert pooled_max.shape == pooled_mean.shape == (3, 3) and pooled_max.dtype == np.float32
+    assert pooled_max[0, 2] == pytest.approx(top.max()) and pooled_mean[0, 2] == pytest.approx(top.mean())
+    assert pooled_max[2, 2] == pytest.approx(maps[8:, 8:].max())
+    assert downsample(maps, 1) is not None and np.array_equal(downsample(maps, 1), maps)
+
+
+def test_downsample_ignores_nan_and_keeps_an_all_blocked_block_nan():
+    maps = np.full((4, 4), 0.25, dtype=np.float32)
+    maps[0, 1] = np.nan
+    maps[2:, 2:] = np.nan
+    for pool in ("max", "mean"):
+        out = downsample(maps, 2, pool)
+        assert out[0, 0] == pytest.approx(0.25) and np.isnan(out[1, 1])
+
+
+def test_bad_pool_and_bad_shape_raise():
+    with pytest.raises(ValueError, match="pool"):
+        downsample(np.zeros((4, 4)), 2, "median")
+    with pytest.raises(ValueError, match="layers, heads, T, T"):
+        build_mosaic(np.zeros((2, 4, 4)))
+
+
+def test_each_tile_has_the_viridis_colour_of_its_max_pooled_block():
+    attn = np.random.default_rng(1).random((2, 3, 8, 8), dtype=np.float32)
+    mosaic = build_mosaic(attn, tile=4, pool="max", gap=2)  # 8 tokens into 4 px: 2 x 2 blocks
+    rgb = decode(mosaic)
+    assert (mosaic.tile, mosaic.factor, mosaic.layers, mosaic.heads) == (4, 2, 2, 3)
+    assert rgb.shape == (2 * 4 + 2, 3 * 4 + 2 * 2, 3) == (mosaic.height, mosaic.width, 3)
+    for layer in range(2):
+        for head in range(3):
+            blocks = attn[layer, head].reshape(4, 2, 4, 2).max(axis=(1, 3))  # (4, 4), pooled by hand
+            assert np.array_equal(tile_pixels(rgb, mosaic, layer, head), colorize(blocks))
+    assert (rgb[4:6] == GAP_RGB).all() and (rgb[:, 4:6] == GAP_RGB).all()  # the thin lines between tiles
+
+
+def test_mean_pool_and_nan_cells_in_the_image():
+    attn = np.full((1, 1, 4, 4), 0.5, dtype=np.float32)
+    attn[0, 0, 0, :2] = [0.1, 0.3]
+    attn[0, 0, 2:, 2:] = np.nan  # a blocked 2 x 2 block
+    mosaic = build_mosaic(attn, tile=2, pool="mean")
+    rgb = decode(mosaic)
+    assert np.array_equal(rgb[0, 0], colorize(np.float32((0.1 + 0.3 + 0.5 + 0.5) / 4)))
+    assert tuple(rgb[1, 1]) == NAN_RGB
+
+
+def test_short_sentences_are_repeated_pixel_for_pixel():
+    attn = np.random.default_rng(2).dirichlet(np.ones(3), size=(1, 2, 3)).astype(np.float32)  # (1, 2, 3, 3)
+    mosaic = build_mosaic(attn, tile=64)
+    assert (mosaic.factor, mosaic.repeat, mosaic.tile) == (1, 21, 63)
+    tile = tile_pixels(decode(mosaic), mosaic, 0, 1)
+    assert np.array_equal(tile, colorize(attn[0, 1]).repeat(21, axis=0).repeat(21, axis=1))
+
+
+def test_auto_range_stretches_each_tile_to_its_min_and_max():
+    flat = np.full((4, 4), 1 / 4, dtype=np.float32)
+    faint = np.linspace(0.001, 0.003, 16, dtype=np.float32).reshape(4, 4)
+    stretched = stretch_each_tile(np.stack([faint, flat]))
+    assert stretched[0].min() == 0 and stretched[0].max() == pytest.approx(1)
+    assert (stretched[1] == 0).all()  # a flat tile has no range: the lowest colour
+    assert np.isnan(stretch_each_tile(np.array([[np.nan, 0.2], [0.1, 0.3]]))[0, 0])
+    rgb = decode(build_mosaic(faint[None, None], tile=4, auto_range=True))
+    lut = viridis_lut(254)
+    assert (rgb[0, 0] == lut[0]).all() and (rgb[3, 3] == lut[-1]).all()
+
+
+def test_figure_is_one_image_with_layer_and_head_ticks_and_tile_hover():
+    attn = np.random.default_rng(3).random((2, 3, 5, 5), dtype=np.float32)
+    mosaic = build_mosaic(attn, tile=10)
+    fig = mosaic_figure(mosaic, highlight=(1, 2))
+    image, tiles = fig.data
+    assert image.type == "image" and image.source.startswith("data:image/png;base64,")
+    assert np.array_equal(decode(image.source), decode(mosaic)) and image.hoverinfo == "skip"
+    assert list(fig.layout.xaxis.ticktext) == ["H0", "H1", "H2"] and list(fig.layout.yaxis.ticktext) == ["L0", "L1"]
+    assert list(fig.layout.xaxis.tickvals) == [mosaic.centre(h) for h in range(3)]
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # layer 0 at the top
+    assert tiles.type == "scatter" and tiles.text[1 * 3 + 2] == "layer 1, head 2"  # point index = layer*heads+head
+    assert (tiles.x[1 * 3 + 2], tiles.y[1 * 3 + 2]) == (mosaic.centre(2), mosaic.centre(1))
+    frame = fig.layout.shapes[0]
+    assert frame.x0 < mosaic.centre(2) - mosaic.tile / 2 < mosaic.centre(2) + mosaic.tile / 2 < frame.x1
+    assert frame.y0 < mosaic.centre(1) - mosaic.tile / 2 < mosaic.centre(1) + mosaic.tile / 2 < frame.y1
+    assert not mosaic_figure(mosaic).layout.shapes
+
+
+def test_slice_numbering():
+    fig = mosaic_figure(build_mosaic(np.zeros((1, 1, 4, 4), dtype=np.float32)), first_layer=4, first_head=7)
+    assert list(fig.layout.xaxis.ticktext) == ["H7"] and fig.data[1].text[0] == "layer 4, head 7"
+
+
+def test_12x12_heads_at_512_tokens_is_small_and_holds_the_tiles():
+    attn = np.random.default_rng(4).random((12, 12, 512, 512), dtype=np.float32)
+    fig = all_heads_figure(attn, tile=64)
+    assert len(fig.to_json()) < 1_500_000  # 144 float32 heatmaps would be ~150 MB
+    rgb = decode(fig.data[0].source)
+    mosaic = build_mosaic(attn[5:6, 7:8], tile=64)  # one tile, same settings
+    assert rgb.shape == (12 * 64 + 11 * mosaic.gap,) * 2 + (3,)
+    step = 64 + mosaic.gap
+    tile = rgb[5 * step:5 * step + 64, 7 * step:7 * step + 64]
+    assert np.array_equal(tile, colorize(attn[5, 7].reshape(64, 8, 64, 8).max(axis=(1, 3))))

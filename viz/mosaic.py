@@ -1,0 +1,203 @@
+"""The model view: every head of every layer as one small picture, all in ONE PNG image.
+
+144 plotly heatmaps of 512 x 512 numbers would be ~150 MB of float32; one palette PNG of
+12 x 12 tiles of 64 px is a few hundred KB, and the browser draws it at once.
+"""
+import base64
+import io
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+from PIL import Image
+
+LEVELS = 254  # colour levels of a probability; + NaN colour + gap colour = one 256-colour PNG palette
+NAN_INDEX, GAP_INDEX = 254, 255
+NAN_RGB = (214, 214, 214)  # blocked (NaN) cells: light grey, as a gap in the big heatmap
+GAP_RGB = (255, 255, 255)  # the thin lines between tiles
+POOLS = ("max", "mean")
+
+
+def viridis_lut(levels: int = 256) -> np.ndarray:
+    """(levels, 3) uint8: plotly's "Viridis" (the scale the big heatmap uses), sampled evenly over 0..1."""
+    scale = plotly.colors.get_colorscale("Viridis")  # [[position, "#rrggbb"], ...]
+    stops = np.array([pos for pos, _ in scale], dtype=np.float64)
+    rgb = np.array([plotly.colors.hex_to_rgb(colour) for _, colour in scale], dtype=np.float64)  # (stops, 3)
+    at = np.linspace(0.0, 1.0, levels)
+    lut = np.stack([np.interp(at, stops, rgb[:, c]) for c in range(3)], axis=-1)  # (levels, 3)
+    return np.rint(lut).astype(np.uint8)
+
+
+def colour_index(values) -> np.ndarray:
+    """Probabilities (any shape) to uint8 palette indices 0..LEVELS-1: fixed range 0..1 (clipped); NaN to NAN_INDEX."""
+    v = np.asarray(values, dtype=np.float32)
+    level = np.rint(np.clip(np.nan_to_num(v, nan=0.0), 0.0, 1.0) * (LEVELS - 1))
+    return np.where(np.isnan(v), NAN_INDEX, level).astype(np.uint8)
+
+
+def colorize(values) -> np.ndarray:
+    """Probabilities (...) to Viridis RGB (..., 3) uint8 with the fixed 0..1 range; NaN is light grey."""
+    return PALETTE[colour_index(values)]
+
+
+def _palette() -> np.ndarray:
+    """(256, 3) uint8: the LEVELS Viridis colours, then the NaN colour and the gap colour."""
+    palette = np.zeros((256, 3), dtype=np.uint8)
+    palette[:LEVELS] = viridis_lut(LEVELS)
+    palette[NAN_INDEX], palette[GAP_INDEX] = NAN_RGB, GAP_RGB
+    return palette
+
+
+PALETTE = _palette()
+PALETTE.flags.writeable = False
+
+
+def pool_factor(tokens: int, tile: int) -> int:
+    """How many tokens one pixel summarises along each axis, so that a tile is at most `tile` pixels."""
+    return max(1, math.ceil(tokens / tile))
+
+
+def downsample(maps, factor: int, pool: str = "max") -> np.ndarray:
+    """(..., T, T) -> (..., n, n), n = ceil(T / factor): each pixel is one factor x factor block of cells.
+
+    pool="max" (max-pool, the default) keeps a one-token pattern (a diagonal, a column on [SEP]) at full
+    brightness, where a block mean would dim it to 1/factor; pool="mean" (block mean) shows the block's
+    average probability. The last block may be smaller. NaN (blocked) cells are ignored; an all-NaN
+    block stays NaN.
+    """
+    maps = np.asarray(maps, dtype=np.float32)
+    if pool not in POOLS:
+        raise ValueError(f"pool must be one of {POOLS}, not {pool!r}")
+    if factor == 1:
+        return maps
+    starts = np.arange(0, maps.shape[-1], factor)
+    if pool == "max":  # fmax ignores NaN unless both sides are NaN
+        return np.fmax.reduceat(np.fmax.reduceat(maps, starts, axis=-1), starts, axis=-2)
+    finite = ~np.isnan(maps)
+    sums = np.add.reduceat(np.add.reduceat(np.where(finite, maps, 0.0), starts, axis=-1), starts, axis=-2)
+    counts = np.add.reduceat(np.add.reduceat(finite.astype(np.float32), starts, axis=-1), starts, axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums / counts).astype(np.float32)  # 0 / 0 = NaN for an all-blocked block
+
+
+@dataclass(frozen=True)
+class Mosaic:
+    """One PNG holding layers x heads tiles; enough geometry to label and hit-test them."""
+
+    png: bytes
+    layers: int
+    heads: int
+    tokens: int
+    tile: int  # pixels per tile side
+    gap: int  # pixels between tiles
+    factor: int  # tokens per pixel (downsampling); 1 when each token got >= 1 pixel
+    repeat: int  # pixels per token (upsampling of short sentences); 1 when downsampled
+    pool: str
+    auto_range: bool = False
+
+    @property
+    def width(self) -> int:
+        return self.heads * (self.tile + self.gap) - self.gap
+
+    @property
+    def height(self) -> int:
+        return self.layers * (self.tile + self.gap) - self.gap
+
+    def centre(self, i: int) -> float:
+        """Pixel coordinate of the middle of tile row/column i."""
+        return i * (self.tile + self.gap) + (self.tile - 1) / 2
+
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+def stretch_each_tile(tiles) -> np.ndarray:
+    """(..., n, n) -> each tile rescaled to its own min..max (a flat tile becomes 0): the auto colour range."""
+    tiles = np.asarray(tiles, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN tiles
+        low = np.nanmin(tiles, axis=(-2, -1), keepdims=True)
+        span = np.nanmax(tiles, axis=(-2, -1), keepdims=True) - low
+        return np.where(span > 0, (tiles - low) / np.where(span > 0, span, 1), 0 * tiles).astype(np.float32)
+
+
+def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None = None,
+                 auto_range: bool = False) -> Mosaic:
+    """attentions (layers, heads, T, T) in [0, 1] -> a Mosaic: rows = layers, columns = heads.
+
+    Long sentences are downsampled (see `downsample`) so a tile is at most `tile` px; short ones are
+    repeated pixel-for-pixel up to about `tile` px so each token stays a visible square. Colours use the
+    fixed range 0..1, or with auto_range each tile's own min..max (after downsampling).
+    """
+    attn = np.asarray(attentions)
+    if attn.ndim != 4 or attn.shape[-1] != attn.shape[-2]:
+        raise ValueError(f"attentions must be (layers, heads, T, T), got shape {attn.shape}")
+    layers, heads, T, _ = attn.shape
+    factor = pool_factor(T, tile)
+    repeat = max(1, tile // T) if factor == 1 else 1
+    gap = max(2, tile // 16) if gap is None else gap
+    scale = stretch_each_tile if auto_range else np.asarray
+    index = np.stack([colour_index(scale(downsample(attn[i], factor, pool))) for i in range(layers)])  # (L,H,n,n)
+    index = index.repeat(repeat, axis=-2).repeat(repeat, axis=-1)  # (L, H, px, px)
+    px = index.shape[-1]
+    padded = np.pad(index, ((0, 0), (0, 0), (0, gap), (0, gap)), constant_values=GAP_INDEX)
+    canvas = padded.transpose(0, 2, 1, 3).reshape(layers * (px + gap), heads * (px + gap))[:-gap or None,
+                                                                                         :-gap or None]
+    image = Image.frombytes("P", (canvas.shape[1], canvas.shape[0]), np.ascontiguousarray(canvas).tobytes())
+    image.putpalette(PALETTE.tobytes())
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=6)
+    return Mosaic(buf.getvalue(), layers, heads, T, px, gap, factor, repeat, pool, auto_range)
+
+
+def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_layer: int = 0,
+                  first_head: int = 0, highlight: tuple[int, int] | None = None) -> go.Figure:
+    """The mosaic as a plotly go.Image with "L0".."Ln" / "H0".."Hn" ticks at tile centres.
+
+    An invisible marker at each tile centre (trace 1, point index = layer * heads + head) gives the
+    tile its hover ("layer 3, head 7") and makes it clickable: plotly selects scatter points on click,
+    not heatmap or image pixels. first_layer/first_head number a mosaic of a slice; highlight=(layer, head)
+    draws a red frame around that tile.
+    """
+    xs = np.array([mosaic.centre(h) for h in range(mosaic.heads)], dtype=np.float32)
+    ys = np.array([mosaic.centre(l) for l in range(mosaic.layers)], dtype=np.float32)
+    layer_ids = range(first_layer, first_layer + mosaic.layers)
+    head_ids = range(first_head, first_head + mosaic.heads)
+    names = [f"layer {l}, head {h}" for l in layer_ids for h in head_ids]
+    fig = go.Figure(go.Image(source=mosaic.data_uri(), hoverinfo="skip"))
+    fig.add_trace(go.Scatter(
+        x=np.tile(xs, mosaic.layers), y=np.repeat(ys, mosaic.heads), text=names, mode="markers",
+        marker={"size": 1, "opacity": 0}, unselected={"marker": {"opacity": 0}}, showlegend=False,
+        hovertemplate="%{text}<extra></extra>", name="tiles",
+    ))
+    if highlight is not None:
+        fig.add_shape(type="rect", line={"color": "#ff2b2b", "width": 3}, **_frame(mosaic, *highlight))
+    top = 90 if title else 64  # room for the H ticks under the toolbar
+    pad = 0.5 + mosaic.gap  # a gap's width around the image, so the frame of an edge tile is not cut
+    height = int(min(max_height, max(260, mosaic.height + top + 10)))
+    fig.update_layout(
+        title=title, height=height, margin={"l": 10, "r": 10, "t": top, "b": 10},
+        plot_bgcolor="rgba(0,0,0,0)", hovermode="closest", hoverdistance=-1,  # nearest tile centre wins
+        xaxis={"tickvals": xs, "ticktext": [f"H{h}" for h in head_ids], "side": "top",
+               "range": [-pad, mosaic.width - 1 + pad], "showgrid": False, "zeroline": False, "title": None,
+               "constrain": "domain"},
+        yaxis={"tickvals": ys, "ticktext": [f"L{l}" for l in layer_ids],
+               "range": [mosaic.height - 1 + pad, -pad], "showgrid": False, "zeroline": False, "title": None,
+               "scaleanchor": "x", "constrain": "domain"},
+    )
+    return fig
+
+
+def _frame(mosaic: Mosaic, layer: int, head: int) -> dict:
+    """Data coordinates of a rectangle just around tile (layer, head), in the middle of the gaps."""
+    step, half_gap = mosaic.tile + mosaic.gap, mosaic.gap / 2
+    return {"x0": head * step - 0.5 - half_gap, "x1": head * step + mosaic.tile - 0.5 + half_gap,
+            "y0": layer * step - 0.5 - half_gap, "y1": layer * step + mosaic.tile - 0.5 + half_gap}
+
+
+def all_heads_figure(attentions, tile: int = 64, pool: str = "max", auto_range: bool = False) -> go.Figure:
+    """(layers, heads, T, T) -> the model-view figure in one call."""
+    return mosaic_figure(build_mosaic(attentions, tile, pool, auto_range=auto_range))
