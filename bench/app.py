@@ -28,7 +28,7 @@ MODELS = {
     "minilm": {"model": "minilm"},
     "bert-base": {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"},
 }
-PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
+PAGES = ["", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
 WORDS = ("the quick brown fox jumps over a lazy dog while students watch attention heads learn "
          "which words matter most in every sentence they read").split()
 
@@ -115,7 +115,7 @@ def browser_side(models, lengths) -> list[tuple]:
                             drawn = time.perf_counter() - start
                             page.wait_for_timeout(1500)  # let the rest of the page arrive
                             rows.append((model, length, page_name, visit, drawn, received[0]))
-                            print(f"| {model} | {length} | {page_name} | {visit} | {drawn:.2f} | "
+                            print(f"| {model} | {length} | {page_name or 'heatmap'} | {visit} | {drawn:.2f} | "
                                   f"{received[0] / 1e6:.2f} |", flush=True)
                             context.close()
             browser.close()

@@ -5,7 +5,7 @@ from urllib.parse import quote
 import pytest
 
 CHART = ".js-plotly-plot .main-svg"
-PAGES = ["heatmap"]  # grows as pages land
+PAGES = ["", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
 TIMEOUT = 90_000
 
 
@@ -27,20 +27,28 @@ def test_page_renders_its_charts(page, server, shoot, path):
     open_page(page, server, path)
     assert page.locator(CHART).count() >= 1
     assert_no_error(page)
-    shoot(page, path)
+    shoot(page, path or "heatmap")
 
 
 def test_token_labels_and_text_round_trip(page, server):
-    open_page(page, server, "heatmap", text="Students love attention maps", layer=2, head=5)
+    open_page(page, server, "", text="Students love attention maps", layer=2, head=5)
     labels = page.locator(".xtick text").all_text_contents()
     assert [lab.replace("\u200b", "") for lab in labels][:5] == ["[CLS]", "students", "love", "attention", "maps"]
     assert page.locator("textarea").input_value() == "Students love attention maps"
     assert "layer=2" in page.url and "head=5" in page.url and "Students" in page.url
 
 
+def test_text_carries_to_another_page(page, server):
+    open_page(page, server, "", text="Carry me over")
+    page.get_by_role("link", name=re.compile("Softmax rows")).click()
+    page.wait_for_url(re.compile("/softmax"), timeout=TIMEOUT)
+    page.wait_for_selector(CHART, timeout=TIMEOUT)
+    assert page.locator("textarea").first.input_value() == "Carry me over"
+
+
 def test_hostile_text_is_shown_not_executed(page, server, shoot):
     hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\"> & <b>bold</b>"
-    open_page(page, server, "heatmap", text=hostile)
+    open_page(page, server, "", text=hostile)
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator("textarea").input_value() == hostile
     assert_no_error(page)
@@ -48,7 +56,7 @@ def test_hostile_text_is_shown_not_executed(page, server, shoot):
 
 
 def test_600_words_are_cut_with_a_notice(page, server, shoot):
-    open_page(page, server, "heatmap", text=" ".join(["attention"] * 600))
+    open_page(page, server, "", text=" ".join(["attention"] * 600))
     assert page.get_by_text(re.compile("the rest was cut")).count() == 1
     assert_no_error(page)
     shoot(page, "600-words")
@@ -56,11 +64,11 @@ def test_600_words_are_cut_with_a_notice(page, server, shoot):
 
 @pytest.mark.parametrize("text", ["注意力机制很有趣", "attention 🤖🔥 emoji", "الانتباه هو كل ما تحتاجه"])
 def test_scripts_and_emoji(page, server, text):
-    open_page(page, server, "heatmap", text=text)
+    open_page(page, server, "", text=text)
     assert_no_error(page)
 
 
 def test_bad_url_value_gives_a_notice(page, server):
-    open_page(page, server, "heatmap", layer=42)
+    open_page(page, server, "", layer=42)
     assert "Ignored layer=42 in the link" in page.locator('[data-testid="stAlert"]').first.inner_text()
     assert_no_error(page)
