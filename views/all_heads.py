@@ -2,7 +2,7 @@
 import streamlit as st
 
 from views import shared, state
-from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.attention import attention_heatmap
 from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure
 
 TILE_SIZES = (32, 48, 64, 96)
@@ -53,7 +53,7 @@ def preview(run: shared.Run, layer: int, head: int, auto: bool, container) -> No
         fig.update_layout(xaxis_title="key", yaxis_title="query")
         container.caption(f"{len(run.tokens)} tokens: preview downsampled ({POOL_NAMES['max']} of "
                           f"{tile.factor}×{tile.factor} cells); the big view has every token.")
-    container.plotly_chart(fig, config=CHART_CONFIG, key="preview")
+    container.plotly_chart(fig, config=shared.chart_config(), key="preview")
 
 
 st.title("All heads")
@@ -83,6 +83,6 @@ with notices:
     state.show_notices()
 left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view", icon="🔎",
                query_params=big_view_params(text, choice, layer, head))
-chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=CHART_CONFIG, key="mosaic",
+chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
                    on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
 preview(run, layer, head, auto, right)

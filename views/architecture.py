@@ -7,7 +7,6 @@ from model.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
 from model.stats import Shape
 from views import shared, state
 from viz.architecture import cost_bars, cost_table, module_costs, shape_steps
-from viz.attention import CHART_CONFIG
 
 
 def requested_heads() -> str | None:
@@ -56,7 +55,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
     line = f"Sum of the parameters = {ours:,}; PyTorch counts sum(p.numel()) = {torch_count:,}"
     (st.success if ours == torch_count else st.error)(line, icon="✅" if ours == torch_count else "❌")
-    st.plotly_chart(cost_bars(costs, title), config=CHART_CONFIG)
+    st.plotly_chart(cost_bars(costs, title), config=shared.chart_config())
     symbols = (f"h = d_model = {shape.d_model}, f = d_ff = {shape.d_ff}, l = {seq_len} tokens, "
                f"V = {shape.vocab_size:,} words in the vocabulary"
                + (f", P = {shape.learned_positions} learned positions" if shape.learned_positions else "")
@@ -96,6 +95,7 @@ config_column, main = st.columns([1, 3], gap="large")
 config_column.subheader("Random model")
 raw_heads = requested_heads()
 config = shared.random_config(config_column)
+shared.chart_format()
 explain_heads(raw_heads, config)
 choice = shared.Choice(RANDOM_KEY, config)
 run = shared.run(choice, text)

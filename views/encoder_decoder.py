@@ -7,7 +7,7 @@ import streamlit as st
 
 from views import shared, state
 from views.cache import BoundedCache
-from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.attention import attention_heatmap
 
 DEFAULT_SRC = "The cat sat on the mat."
 DEFAULT_TGT = "Le chat était assis sur le tapis."
@@ -141,6 +141,7 @@ st.info("No pretrained encoder-decoder is available offline, so this model's wei
 src, tgt = texts()
 st.sidebar.subheader("Random encoder-decoder")
 config = shared.random_config(st.sidebar)
+shared.chart_format()
 st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
                    "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
 run = cached_run(config, src, tgt)
@@ -156,20 +157,20 @@ S, T = len(run.src_tokens), len(run.tgt_tokens)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(heatmap(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                            f"Decoder masked self-attention, {which}"), config=CHART_CONFIG)
+                            f"Decoder masked self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
                "triangle): while predicting, a target token can only see the ones before it and itself. "
                "[CLS] plays the start-of-sequence token.")
 with right:
     st.plotly_chart(heatmap(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                            f"Cross-attention, {which}"), config=CHART_CONFIG)
+                            f"Cross-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
 left, right = st.columns(2)
 with left:
     st.plotly_chart(heatmap(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                            f"Encoder self-attention, {which}"), config=CHART_CONFIG)
+                            f"Encoder self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                "directions.")
 with right:

@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.attention import attention_heatmap
 
 st.title("Attention heatmap")
 st.caption("Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
@@ -23,7 +23,7 @@ state.show_notices()
 probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
 which = "mean of heads" if mean else f"head {head}"
 st.plotly_chart(attention_heatmap(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
-                                  auto_range=auto_range), config=CHART_CONFIG)
+                                  auto_range=auto_range), config=shared.chart_config())
 st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
 c1, c2 = st.columns(2)

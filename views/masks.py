@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.attention import CHART_CONFIG, attention_heatmap
+from viz.attention import attention_heatmap
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
 KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
@@ -117,18 +117,18 @@ if len(empty_rows):
                "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
 
 left, right = st.columns(2)
-left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"), config=CHART_CONFIG)
+left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"), config=shared.chart_config())
 left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
              "(column).")
 if big_map in ("both", "attention"):
     right.plotly_chart(attention_heatmap(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
                                          title=f"Attention with the mask · layer {layer}, head {head}"),
-                       config=CHART_CONFIG)
+                       config=shared.chart_config())
     right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
     left, right = st.columns(2)
 if big_map in ("both", "difference"):
     right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
-                       config=CHART_CONFIG)
+                       config=shared.chart_config())
     explain_difference(left, diff, T, Tm)
 st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 

@@ -4,7 +4,6 @@ import streamlit as st
 
 from model.positional import LearnedPositionalEmbedding, sinusoidal_table
 from views import shared, state
-from viz.attention import CHART_CONFIG
 from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
 
 BASES = (100, 1000, 10000, 100000)
@@ -78,7 +77,7 @@ st.subheader("The table: positions × dimensions")
 left, right = st.columns(2)
 shown, positions, dims, s = sampled(table, first, last)
 left.plotly_chart(table_heatmap(shown, positions, dims, title=f"Sinusoidal, d = {d_model}, base {base:,}"),
-                  config=CHART_CONFIG)
+                  config=shared.chart_config())
 left.caption("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
              "hand turning at its own speed." + (" With an odd d the last column is a sine without a cosine."
                                                  if d_model % 2 else "") + thinned("position and dimension", s))
@@ -90,7 +89,7 @@ else:
     l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
     right.plotly_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
                                      title=f"Learned, {learned.shape[0]} positions × {learned.shape[1]} dims"),
-                       config=CHART_CONFIG)
+                       config=shared.chart_config())
     right.caption(f"{learned_note}. Colour range: ± the 99th percentile of |value|, so a few large values "
                   "saturate instead of washing out the rest." + thinned("position and dimension", ls))
 
@@ -102,7 +101,7 @@ if len(curve_dims) > MAX_CURVES:
     st.info(f"{len(curve_dims)} dimensions chosen: plotting the first {MAX_CURVES}.")
     curve_dims = curve_dims[:MAX_CURVES]
 if curve_dims:
-    st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=CHART_CONFIG)
+    st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=shared.chart_config())
 else:
     st.info("Pick dimensions to plot their sine or cosine against the position.")
 
@@ -111,7 +110,7 @@ left, right = st.columns(2)
 s = stride_for(num_positions, num_positions)
 left.plotly_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
                                      title="Sinusoidal: " + ("cosine" if cosine else "PE · PEᵀ")),
-                  config=CHART_CONFIG)
+                  config=shared.chart_config())
 left.caption("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
              "every diagonal is constant, and nearby positions are the most alike." + thinned("position", s))
 if learned is not None:
@@ -120,7 +119,7 @@ if learned is not None:
     limit = None if cosine else robust_limit(similarity(rows[::ls]))
     right.plotly_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
                                           title="Learned: " + ("cosine" if cosine else "P · Pᵀ")),
-                       config=CHART_CONFIG)
+                       config=shared.chart_config())
     right.caption(f"All {rows.shape[1]} dimensions of the first {rows.shape[0]} learned positions."
                   + ("" if cosine else " Colour range: ± the 99th percentile.")
                   + thinned("position", ls))

@@ -8,6 +8,7 @@ import streamlit as st
 
 from views import state
 from views.cache import BoundedCache
+from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -105,7 +106,22 @@ def model_choice(container=None) -> Choice:
         with container.expander(f"Unavailable models ({len(missing)})"):
             for s in missing:
                 st.markdown(f"**{s.label}**: {s.reason}")
-    return Choice(key, random_config(container) if key == RANDOM_KEY else None)
+    config = random_config(container) if key == RANDOM_KEY else None
+    chart_format(container)
+    return Choice(key, config)
+
+
+def chart_format(container=None) -> None:
+    """What every chart's camera button downloads: PNG or SVG (?img=svg), chosen in the sidebar."""
+    state.choice("Chart download format", "img", ("png", "svg"), "png", container=container or st.sidebar,
+                 widget="segmented_control", format_func=str.upper,
+                 help="The camera button in each chart's toolbar saves the chart in this format.")
+
+
+def chart_config() -> dict:
+    """The plotly toolbar config for this session: the chosen download format, no plotly logo."""
+    image = {**CHART_CONFIG["toImageButtonOptions"], "format": st.session_state.get("img", "png")}
+    return {**CHART_CONFIG, "toImageButtonOptions": image}
 
 
 def random_config(container=None):

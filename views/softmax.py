@@ -5,7 +5,6 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.attention import CHART_CONFIG
 from viz.softmax import (SCALE_OPTIONS, as_neg_inf, entropy, probability_bars, scale_factor, scale_label,
                          score_bars, softmax_row)
 
@@ -44,14 +43,14 @@ who = shared.token_label(run.tokens, query)
 
 c1, c2 = st.columns(2)
 c1.plotly_chart(score_bars(raw, keys, f"(1) raw scores q·k for query {who}", "q·k"), 
-                config=CHART_CONFIG)
+                config=shared.chart_config())
 c2.plotly_chart(score_bars(scaled, keys, f"(2) scaled: q·k × {attn.scale:.4g}", "q·k / √d_k"),
-                config=CHART_CONFIG)
+                config=shared.chart_config())
 c3, c4 = st.columns(2)
 c3.plotly_chart(score_bars(mask, keys, "(3) mask M added (0 = allowed, -inf = blocked)", "M",
                            show_values=T <= 64),
-                config=CHART_CONFIG)
-c4.plotly_chart(probability_bars(probs, keys, "(4) softmax probabilities"), config=CHART_CONFIG)
+                config=shared.chart_config())
+c4.plotly_chart(probability_bars(probs, keys, "(4) softmax probabilities"), config=shared.chart_config())
 c3.caption("No mask on this page (no padding), so every key gets 0. A blocked key would be -inf, which a chart "
            "cannot draw: it is shown as a grey hatched bar reaching down off the axis, labelled -inf.")
 if not math.isclose(attn.scale, 1 / math.sqrt(d_k), rel_tol=1e-4):
@@ -77,7 +76,7 @@ standard = softmax_row(raw * scale_factor("standard", d_k) + mask)  # (S,)
 chosen = softmax_row(raw * tau + mask)  # (S,) only this row is recomputed; the model is not re-run
 st.plotly_chart(probability_bars(standard, keys, f"standard τ = {scale_factor('standard', d_k):.4g} vs "
                                  f"chosen τ = {tau:.4g}", compare=chosen, compare_name=f"τ = {tau:.4g}",
-                                 name="standard 1/√d_k"), config=CHART_CONFIG)
+                                 name="standard 1/√d_k"), config=shared.chart_config())
 h_std, h_new = entropy(standard), entropy(chosen)
 t1, t2, t3 = st.columns(3)
 t1.metric("Entropy, standard", f"{h_std:.4f} nats", help=f"{h_std / math.log(2):.4f} bits")

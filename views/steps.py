@@ -7,7 +7,6 @@ import streamlit as st
 import torch
 
 from views import shared, state
-from viz.attention import CHART_CONFIG
 from viz.matrix import matrix_heatmap, shape_label, window
 
 MAX_ROWS = 64  # tokens shown per heatmap: beyond this a slider picks the window (keeps the page light at 512)
@@ -55,7 +54,7 @@ def draw(view: View, panel: Panel, container) -> None:
     z = panel.values[view.row0:view.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, view.labels[view.row0:view.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight)
-    container.plotly_chart(fig, config=CHART_CONFIG, key=f"chart-{panel.name}")
+    container.plotly_chart(fig, config=shared.chart_config(), key=f"chart-{panel.name}")
     shown = []
     if (view.row0, view.row1) != (0, T):
         shown.append(f"tokens {view.row0}–{view.row1 - 1} of {T}")

@@ -1,4 +1,5 @@
 """The app loads in Streamlit's AppTest: default state, URL state, bad input."""
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,12 @@ def test_unusual_scripts_and_html_run(text):
     at = run(text=text)
     assert not at.exception
     assert len(at.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_chart_toolbar_downloads_the_chosen_format(fmt):
+    at = run(img=fmt)
+    assert not at.exception
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"]["format"] == fmt
+    assert config["displaylogo"] is False
