@@ -6,7 +6,6 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from views.cache import BoundedCache
 from viz.attention import attention_heatmap
 
 DEFAULT_SRC = "The cat sat on the mat."
@@ -53,12 +52,6 @@ def _blocked(layer) -> np.ndarray:
     return np.broadcast_to(mask.numpy() < -1e9, layer.self_attn.probs.shape)[0, 0]
 
 
-@st.cache_resource
-def _runs() -> BoundedCache:
-    """Recorded passes per (config, source, target), capped in entries and bytes (see views/cache.py)."""
-    return BoundedCache()
-
-
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """Tokenise both texts (cut to the model's positions) and record one forward pass."""
     import torch
@@ -93,16 +86,8 @@ def texts() -> tuple[str, str]:
 
 def cached_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """The pass for (config, src, tgt): computed once, then shared; a slider move never re-runs it."""
-    key, cache = (config, src, tgt), _runs()
-    result = cache.get(key)
-    if result is None:
-        try:
-            with st.spinner("Running the encoder-decoder…"):
-                result = compute_run(config, src, tgt)
-        except Exception as e:  # a missing package or a bad config: say so and stop
-            st.error(f"The encoder-decoder could not run: {e}")
-            st.stop()
-        cache.put(key, result)
+    result = shared.cached(("encoder-decoder", config, src, tgt), lambda: compute_run(config, src, tgt),
+                           "The encoder-decoder")
     for total, tokens, what in ((result.src_total, result.src_tokens, "source"),
                                 (result.tgt_total, result.tgt_tokens, "target")):
         if total > len(tokens):
@@ -116,14 +101,6 @@ def npz(r: Seq2SeqRun) -> bytes:
     np.savez_compressed(buf, src_tokens=np.array(r.src_tokens), tgt_tokens=np.array(r.tgt_tokens),
                         encoder_self=r.encoder_self, decoder_self=r.decoder_self, cross=r.cross)
     return buf.getvalue()
-
-
-def heatmap(probs: np.ndarray, queries, keys, title: str):
-    """The shared attention heatmap, with room above the rotated key labels for the title."""
-    fig = attention_heatmap(probs, queries, keys, title=title)
-    fig.update_layout(margin={"t": 130}, height=fig.layout.height + 80,
-                      title={"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 12}})
-    return fig
 
 
 def pick(maps: np.ndarray, layer: int, head: int, mean: bool) -> np.ndarray:
@@ -156,20 +133,20 @@ which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
 S, T = len(run.src_tokens), len(run.tgt_tokens)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(heatmap(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
+    st.plotly_chart(attention_heatmap(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
                             f"Decoder masked self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
                "triangle): while predicting, a target token can only see the ones before it and itself. "
                "[CLS] plays the start-of-sequence token.")
 with right:
-    st.plotly_chart(heatmap(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
+    st.plotly_chart(attention_heatmap(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
                             f"Cross-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(heatmap(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
+    st.plotly_chart(attention_heatmap(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
                             f"Encoder self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                "directions.")

@@ -188,19 +188,27 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     return Run(loaded.source.label, tuple(tokens), padding, encoded.truncated, encoded.total_tokens, out.trace)
 
 
-def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
-    """The cached run for (model, text, mask); computed once, then shared. Errors stop the page with a message."""
-    key = (choice, text, mask)
+def cached(key, compute, what: str = "The model"):
+    """compute() once per key in the process-wide bounded cache, then shared by every session.
+
+    Errors (a missing package, an unreadable checkpoint, a bad config) stop the page with a message.
+    """
     cache = _runs()
     result = cache.get(key)
     if result is None:
         try:
             with st.spinner("Running the model…"):
-                result = compute_run(choice, text, mask)
-        except Exception as e:  # a missing package, an unreadable checkpoint, a bad config: say so and stop
-            st.error(f"The model could not run: {e}")
+                result = compute()
+        except Exception as e:
+            st.error(f"{what} could not run: {e}")
             st.stop()
         cache.put(key, result)
+    return result
+
+
+def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
+    """The cached run for (model, text, mask); computed once, then shared."""
+    result = cached((choice, text, mask), lambda: compute_run(choice, text, mask))
     if result.truncated:
         state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
                      "so the rest was cut.")
