@@ -5,12 +5,14 @@ import streamlit as st
 
 st.set_page_config(page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide")
 st.navigation([
-    st.Page("views/heatmap.py", title="Attention heatmap", icon=":material/grid_on:", url_path="heatmap", default=True),
+    st.Page("views/heatmap.py", title="Attention heatmap", icon=":material/grid_on:", url_path="heatmap",
+            default=True),
     st.Page("views/all_heads.py", title="All heads", icon=":material/apps:", url_path="all-heads"),
     st.Page("views/softmax.py", title="Softmax rows", icon=":material/bar_chart:", url_path="softmax"),
     st.Page("views/steps.py", title="Step by step", icon=":material/stairs:", url_path="steps"),
     st.Page("views/masks.py", title="Masks", icon=":material/filter_alt:", url_path="masks"),
     st.Page("views/positional.py", title="Positional encoding", icon=":material/waves:", url_path="positional"),
     st.Page("views/architecture.py", title="Architecture", icon=":material/account_tree:", url_path="architecture"),
-    st.Page("views/encoder_decoder.py", title="Encoder-decoder", icon=":material/translate:", url_path="encoder-decoder"),
+    st.Page("views/encoder_decoder.py", title="Encoder-decoder", icon=":material/translate:",
+            url_path="encoder-decoder"),
 ]).run()

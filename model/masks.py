@@ -11,7 +11,8 @@ def causal_mask(size: int, key_size: int | None = None, device=None) -> Tensor:
 
 def square_subsequent_mask(size: int, device=None, dtype=torch.float32) -> Tensor:
     """The additive causal mask of torch.nn.Transformer.generate_square_subsequent_mask."""
-    return torch.zeros(size, size, device=device, dtype=dtype).masked_fill(causal_mask(size, device=device), float("-inf"))
+    blocked = causal_mask(size, device=device)
+    return torch.zeros(size, size, device=device, dtype=dtype).masked_fill(blocked, float("-inf"))
 
 
 def key_padding_mask(attention_mask: Tensor) -> Tensor:

@@ -117,7 +117,8 @@ if len(empty_rows):
                "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
 
 left, right = st.columns(2)
-left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"), config=shared.chart_config())
+left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
+                  config=shared.chart_config())
 left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
              "(column).")
 if big_map in ("both", "attention"):

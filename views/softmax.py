@@ -42,7 +42,7 @@ probs = attn.probs[0, head, query].numpy()  # (S,) what the model computed
 who = shared.token_label(run.tokens, query)
 
 c1, c2 = st.columns(2)
-c1.plotly_chart(score_bars(raw, keys, f"(1) raw scores q·k for query {who}", "q·k"), 
+c1.plotly_chart(score_bars(raw, keys, f"(1) raw scores q·k for query {who}", "q·k"),
                 config=shared.chart_config())
 c2.plotly_chart(score_bars(scaled, keys, f"(2) scaled: q·k × {attn.scale:.4g}", "q·k / √d_k"),
                 config=shared.chart_config())

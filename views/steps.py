@@ -158,7 +158,7 @@ step(view, "9. Output projection W_O", r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,
      [Panel("MHA output", "T, d_model", rows_of(attn.output))])
 
 if pre_ln:
-    step(view, "10. Add (Pre-LN: no norm after)", rf"Y = X + \mathrm{{MHA}}(\mathrm{{LN}}(X))",
+    step(view, "10. Add (Pre-LN: no norm after)", r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
          [Panel("Y = X + MHA", "T, d_model", rows_of(sa_block.output))])
 else:
     step(view, "10. Add & Norm", r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
