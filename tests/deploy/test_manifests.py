@@ -1,0 +1,127 @@
+"""compose.yaml and deploy/k8s/*.yaml: they parse, they say what the README says, and the Kubernetes
+manifests validate against the API's own schemas (kubernetes-validate bundles them: offline)."""
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = sorted((DEPLOY / "k8s").glob("*.yaml"))
+APPS = ["app1", "app2", "app3"]
+
+
+def _load(path):
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load((ROOT / "compose.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def k8s():
+    return {d["kind"]: d for path in K8S for d in _load(path)}
+
+
+def test_compose_runs_three_replicas_of_the_image(compose):
+    services = compose["services"]
+    assert sorted(s for s in services if s.startswith("app")) == APPS
+    for name in APPS:
+        app = services[name]
+        assert app["image"] == "attnviz:latest"
+        assert app["build"] in (".", {"context": "."})
+        assert "healthcheck" not in app  # the image's own HEALTHCHECK
+        assert "ports" not in app        # reached only through nginx
+    assert "HEALTHCHECK" in (ROOT / "Dockerfile").read_text()
+
+
+def test_compose_nginx_mounts_deploy_files(compose):
+    nginx = compose["services"]["nginx"]
+    assert nginx["image"].startswith("nginx:")
+    assert "8080:80" in [str(p) for p in nginx["ports"]]
+    mounts = {}
+    for v in nginx["volumes"]:
+        src, dst, mode = v.split(":")
+        assert mode == "ro", v
+        mounts[dst] = (ROOT / src).resolve()
+    # The same file tests/deploy/test_proxy.py runs nginx with.
+    assert mounts["/etc/nginx/nginx.conf"] == DEPLOY / "nginx.conf"
+    # nginx resolves includes next to its config file: the two per-environment files sit beside it.
+    for inc in ("upstreams.conf", "listen.conf"):
+        assert f"include {inc};" in (DEPLOY / "nginx.conf").read_text()
+        assert mounts[f"/etc/nginx/{inc}"] == DEPLOY / inc and (DEPLOY / inc).is_file()
+    assert nginx["depends_on"] == {a: {"condition": "service_healthy"} for a in APPS}
+
+
+def test_upstreams_list_every_app_service(compose):
+    servers = re.findall(r"^\s*server\s+(\S+)", (DEPLOY / "upstreams.conf").read_text(), re.MULTILINE)
+    assert servers == [f"{a}:8501" for a in APPS]
+    assert re.search(r"^\s*listen\s+80;", (DEPLOY / "listen.conf").read_text(), re.MULTILINE)
+
+
+def test_nginx_conf_is_sticky_and_passes_websockets():
+    conf = (DEPLOY / "nginx.conf").read_text()
+    for needle in ("hash $route_key consistent;", "map $cookie_attnviz_route $route_key",
+                   "proxy_set_header Upgrade $http_upgrade;", "proxy_set_header Connection $connection_upgrade;",
+                   "location = /_stcore/stream", "proxy_read_timeout 1h;", "proxy_next_upstream error timeout"):
+        assert needle in conf, needle
+
+
+def test_compose_documents_a_read_only_model_volume():
+    text = (ROOT / "compose.yaml").read_text()
+    assert re.search(r"#\s*ATTNVIZ_MODEL_DIRS: /models", text)
+    assert re.search(r"#\s*-\s*\S+:/models:ro", text)
+
+
+@pytest.mark.parametrize("path", K8S, ids=[p.name for p in K8S])
+def test_k8s_manifest_validates(path):
+    try:
+        import kubernetes_validate
+    except ImportError:
+        pytest.fail("kubernetes-validate is missing: .venv/bin/pip install -r requirements-dev.txt")
+    version = kubernetes_validate.utils.latest_version()
+    for doc in _load(path):
+        kubernetes_validate.validate(doc, version, strict=True)  # raises on any unknown or wrong field
+
+
+def test_k8s_deployment(k8s):
+    assert {"Deployment", "Service", "Ingress"} <= set(k8s)
+    dep = k8s["Deployment"]
+    assert dep["spec"]["replicas"] == 3
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert c["image"] == "attnviz:latest"
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports == {"http": 8501}
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"]["path"] == "/_stcore/health" and c[probe]["httpGet"]["port"] in ("http", 8501)
+    assert {"cpu", "memory"} <= set(c["resources"]["requests"]) and {"cpu", "memory"} <= set(c["resources"]["limits"])
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    uid = re.search(r"--uid (\d+)", (ROOT / "Dockerfile").read_text())
+    assert uid and pod["securityContext"]["runAsUser"] == int(uid.group(1))  # the image's user
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    empty = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    writable = {m["mountPath"] for m in c["volumeMounts"] if m["name"] in empty}
+    assert {"/tmp", "/home/app"} <= writable
+    assert "HOME=/home/app" in (ROOT / "Dockerfile").read_text()
+
+
+def test_k8s_service_and_ingress_point_at_the_pods(k8s):
+    labels = k8s["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    svc = k8s["Service"]
+    assert svc["spec"].get("type", "ClusterIP") == "ClusterIP"
+    assert svc["spec"]["selector"].items() <= labels.items()
+    assert k8s["Deployment"]["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    (port,) = svc["spec"]["ports"]
+    assert port["targetPort"] == "http"
+    ing = k8s["Ingress"]
+    ann = ing["metadata"]["annotations"]
+    assert ann["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert ann["nginx.ingress.kubernetes.io/affinity-mode"] == "persistent"
+    assert ann["nginx.ingress.kubernetes.io/session-cookie-name"] == "attnviz_route"
+    assert int(ann["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+    backends = [p["backend"]["service"] for r in ing["spec"]["rules"] for p in r["http"]["paths"]]
+    assert backends == [{"name": svc["metadata"]["name"], "port": {"name": port["name"]}}]
