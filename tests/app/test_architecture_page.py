@@ -1,24 +1,15 @@
 """The architecture page in Streamlit's AppTest: cost tables checked against PyTorch, shapes from the trace."""
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from streamlit.util import calc_hash
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
+import apptest_harness as harness
+
 
 
 def open_page(**params) -> AppTest:
-    """A fresh session whose first run is /architecture?params, as a browser opening a shared link."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at._page_hash = calc_hash("architecture")  # st.Page hashes its url_path; switch_page needs a run first
-    at.run()
-    assert at.title[0].value == "Architecture"
-    return at
+    return harness.open_page("architecture", "Architecture", **params)
 
 
 def shapes(at: AppTest) -> dict[str, str]:
@@ -104,7 +95,7 @@ def test_unusual_scripts_and_html_run(text):
 
 
 def test_the_sentence_carries_over_from_another_page():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = AppTest.from_file(harness.APP, default_timeout=harness.TIMEOUT)
     at.query_params["text"] = "Carry me over"
     at.run()
     at.switch_page("views/architecture.py").run()

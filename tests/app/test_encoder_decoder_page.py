@@ -1,39 +1,25 @@
 """The encoder-decoder page in Streamlit's AppTest: masked self-attention, cross-attention, bad input."""
-import base64
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from streamlit.util import calc_hash
 
+import apptest_harness as harness
+
+from apptest_harness import figures, plotly_array
 from model.text import TextTransformer
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 
 
 def open_page(**params) -> AppTest:
-    """A fresh session whose first run is /encoder-decoder?params, as a browser opening a shared link."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at._page_hash = calc_hash("encoder-decoder")  # st.Page hashes its url_path; switch_page needs a run first
-    at.run()
-    assert at.title[0].value == "Encoder-decoder"
-    return at
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return harness.open_page("encoder-decoder", "Encoder-decoder", **params)
 
 
 def heat_z(figure: dict) -> np.ndarray:
     """The heatmap's z as sent to the browser (plotly's binary float32 encoding)."""
     z = figure["data"][0]["z"]
     assert z["dtype"] == "f4"
-    return np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.float32).reshape([int(n) for n in str(z["shape"]).split(",")])
+    return plotly_array(z)
 
 
 def titles(at: AppTest) -> list[str]:

@@ -1,11 +1,12 @@
 """The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
-import base64
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from apptest_harness import plotly_array
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 120
@@ -20,12 +21,7 @@ def open_masks(**params) -> AppTest:
     return at.switch_page("views/masks.py").run()
 
 
-def array(value) -> np.ndarray:
-    """A plotly array from the chart's JSON: binary {dtype, bdata, shape} or a plain list."""
-    if isinstance(value, dict):
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        return data.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else data
-    return np.asarray(value)
+array = plotly_array
 
 
 def charts(at: AppTest) -> list[dict]:

@@ -1,5 +1,4 @@
 """The positional-encoding page in Streamlit's AppTest: formula, learned positions, URL state, bad input."""
-import base64
 import json
 import math
 from pathlib import Path
@@ -7,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from apptest_harness import plotly_array
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 120
@@ -21,12 +22,7 @@ def open_positional(**params) -> AppTest:
     return at.switch_page("views/positional.py").run()
 
 
-def array(value) -> np.ndarray:
-    """A plotly array from the chart's JSON: binary {dtype, bdata, shape} or a plain list."""
-    if isinstance(value, dict):
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        return data.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else data
-    return np.asarray(value)
+array = plotly_array
 
 
 def figures(at: AppTest) -> list[dict]:
