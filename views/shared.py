@@ -219,6 +219,11 @@ def token_label(tokens, i: int) -> str:
     return f"{i}: {tokens[i]}"
 
 
+def long_text_labels(tokens, limit: int = 64) -> tuple[str, ...]:
+    """Tokens as axis labels; beyond `limit`, "i: token" says where each is and stays unique on repeats."""
+    return tuple(tokens) if len(tokens) <= limit else tuple(token_label(tokens, i) for i in range(len(tokens)))
+
+
 def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
     """One head's (L, S) probabilities as CSV: a header row of keys, one row per query."""
     key_tokens = tokens if key_tokens is None else key_tokens

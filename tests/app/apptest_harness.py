@@ -36,3 +36,11 @@ def plotly_array(value) -> np.ndarray:
 
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def switch_to(page_file: str, **params) -> AppTest:
+    """A fresh session with ?params that switches straight to views/<page_file> for its first run."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.switch_page(f"views/{page_file}").run()

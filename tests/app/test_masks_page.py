@@ -1,24 +1,19 @@
 """The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest_harness as harness
+
 from apptest_harness import plotly_array
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 T = 16  # tokens of the default sentence for all-MiniLM-L6-v2, [CLS] and [SEP] included
 
 
 def open_masks(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()  # the first run lands on the default page; st.navigation then knows the url paths
-    return at.switch_page("views/masks.py").run()
+    return harness.switch_to("masks.py", **params)
 
 
 array = plotly_array

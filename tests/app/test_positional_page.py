@@ -1,25 +1,20 @@
 """The positional-encoding page in Streamlit's AppTest: formula, learned positions, URL state, bad input."""
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest_harness as harness
+
 from apptest_harness import plotly_array
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 LABELS = ["d_model (width of the table)", "Number of positions", "First dimension shown", "Last dimension shown"]
 
 
 def open_positional(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()  # the first run lands on the default page; st.navigation then knows the url paths
-    return at.switch_page("views/positional.py").run()
+    return harness.switch_to("positional.py", **params)
 
 
 array = plotly_array

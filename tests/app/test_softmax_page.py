@@ -1,22 +1,18 @@
 """The Softmax rows page in AppTest: default, URL state, the temperature, bad input, no model re-run."""
 import json
 import math
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest_harness as harness
+
 from views import shared
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 
 
 def run(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.switch_page("views/softmax.py").run()
+    return harness.switch_to("softmax.py", **params)
 
 
 def charts(at) -> list[dict]:

@@ -1,24 +1,20 @@
 """The Step-by-step page in AppTest: every step drawn with its shape and formula, Pre-LN vs Post-LN, 512 tokens."""
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest_harness as harness
+
 from views import shared
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 TEXT = "The cat sat on the mat"  # [CLS] the cat sat on the mat [SEP]: T = 8
 
 
 def run(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.switch_page("views/steps.py").run()
+    return harness.switch_to("steps.py", **params)
 
 
 def specs(at) -> list[dict]:
