@@ -79,8 +79,7 @@ def server_side(model: str, length: int) -> dict:
         start = time.perf_counter()
         shared.compute_run(choice, params["text"])
         forward.append(time.perf_counter() - start)
-    cache = shared._runs()
-    misses = cache.misses
+    forward_passes = shared.COMPUTED["forward"]
     moves = {"layer": [], "head": []}
     for i in range(6):
         for name, slider in (("layer", at.slider[0]), ("head", at.slider[1])):
@@ -89,7 +88,7 @@ def server_side(model: str, length: int) -> dict:
             moves[name].append(sum(SCRIPT_RUNS))
             assert not at.exception, at.exception
     return {"forward": statistics.median(forward), "layer": statistics.median(moves["layer"]),
-            "head": statistics.median(moves["head"]), "forward passes": cache.misses - misses}
+            "head": statistics.median(moves["head"]), "forward passes": shared.COMPUTED["forward"] - forward_passes}
 
 
 def free_port() -> int:

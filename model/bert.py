@@ -13,7 +13,7 @@ from torch import Tensor, nn
 
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEmbedding
-from .trace import EmbeddingTrace, ModelOutput
+from .trace import EmbeddingTrace, LayerTrace, ModelOutput
 from .transformer import Encoder
 
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
@@ -119,14 +119,27 @@ class BertModel(nn.Module):
         """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T);
         attn_mask (T, T) bool (True = blocked) or additive, e.g. a causal mask, on top of the padding."""
         x, emb_trace = self.embeddings(input_ids, token_type_ids, record)
-        kpm = None
-        if attention_mask is not None and not bool(attention_mask.all()):  # all ones: nothing to mask
-            # Hugging Face adds the dtype's minimum, not -inf: equal probabilities, and an all-padding
-            # row stays finite exactly as it does there.
-            kpm = (1.0 - attention_mask.to(x.dtype)) * torch.finfo(x.dtype).min  # (B, T) additive
+        kpm = self._key_padding(attention_mask, x.dtype)
         x, attentions, trace = self.encoder.encode(x, attn_mask, kpm, record, emb_trace, output_attentions)
         pooled = torch.tanh(self.pooler(x[:, 0])) if self.pooler is not None else None  # (B, H)
         return ModelOutput(x, attentions, pooled, trace)
+
+    @staticmethod
+    def _key_padding(attention_mask, dtype) -> Tensor | None:
+        if attention_mask is None or bool(attention_mask.all()):  # all ones: nothing to mask
+            return None
+        # Hugging Face adds the dtype's minimum, not -inf: equal probabilities, and an all-padding
+        # row stays finite exactly as it does there.
+        return (1.0 - attention_mask.to(dtype)) * torch.finfo(dtype).min  # (B, T) additive
+
+    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
+        """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""
+        return self.embeddings(input_ids, token_type_ids, True)[1]
+
+    def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
+        """Layer `index` alone, recorded, from its input x (B, T, H) and the forward pass's masks: equal to
+        forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
+        return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask, x.dtype), True)[2]
 
     def mlm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, H) -> (B, T, vocab) scores for a masked token; only for checkpoints with a masked-LM head."""

@@ -11,7 +11,7 @@ from .layers import EncoderLayer
 from .masks import causal_mask
 from .masks import key_padding_mask as to_key_padding_mask
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .trace import EmbeddingTrace, ModelOutput, StackTrace, TransformerTrace
+from .trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace, TransformerTrace
 from .transformer import Encoder, Transformer
 
 
@@ -62,6 +62,16 @@ class TextEncoder(nn.Module):
             x = self.encoder.norm(x)
             trace = StackTrace(emb, trace.layers, x) if record else None
         return ModelOutput(x, attentions, None, trace)
+
+    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
+        """The embedding alone, recorded: equal to forward(record=True).trace.embeddings."""
+        return self.embedding(input_ids, True)[1]
+
+    def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
+        """Layer `index` alone, recorded, from its input x (B, T, E) and the forward pass's masks: equal to
+        forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
+        kpm = None if attention_mask is None else to_key_padding_mask(attention_mask)
+        return self.encoder.layers[index].encode(x, attn_mask, kpm, True)[2]
 
 
 class TextTransformer(nn.Module):

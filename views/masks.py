@@ -106,7 +106,7 @@ if len(run.tokens) > MAX_TOKENS_FOR_BOTH:
 state.show_notices()
 
 T, Tm = len(plain.tokens), len(run.tokens)
-additive = run.attention(layer).mask
+additive = run.mask  # the same in every layer
 blocked = blocked_from_additive(None if additive is None else additive.numpy(), Tm)  # (Tm, Tm)
 probs = run.attentions[layer, head]  # (Tm, Tm), 0 at blocked cells
 diff = masked_difference(probs, plain.attentions[layer, head])

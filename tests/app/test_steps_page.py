@@ -106,12 +106,16 @@ def test_url_state_is_restored_and_written_back():
 
 def test_moving_layer_or_head_does_not_rerun_the_model():
     at = run(text="No forward pass on a slider move")
-    misses = shared._runs().misses
-    at.slider(key="layer").set_value(3).run()
+    before = dict(shared.COMPUTED)
+    at.slider(key="layer").set_value(3).run()  # recomputes layer 3 alone, from its cached input
     at.slider(key="head").set_value(9).run()
-    assert not at.exception and shared._runs().misses == misses
+    at.slider(key="layer").set_value(0).run()  # layer 0 was computed on arrival
+    at.slider(key="layer").set_value(3).run()  # cached now
+    assert not at.exception
+    assert shared.COMPUTED["forward"] == before["forward"]
+    assert shared.COMPUTED["layer"] == before["layer"] + 1
     at.text_area(key="text").set_value("Another sentence").run()
-    assert shared._runs().misses == misses + 1
+    assert shared.COMPUTED["forward"] == before["forward"] + 1
 
 
 @pytest.mark.parametrize("params, expected", [

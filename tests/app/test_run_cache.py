@@ -1,0 +1,52 @@
+"""What the run cache keeps: attention maps and each layer's input, small enough for a class, and the
+details recomputed from them equal to a full recorded forward pass."""
+import dataclasses
+
+import pytest
+import torch
+
+from model.sources import RandomConfig
+from views import shared
+from views.cache import nbytes
+
+BERT_BASE = shared.Choice("random", RandomConfig(768, 12, 12, 3072))
+
+
+def fields_identical(ours, recorded, where):
+    if isinstance(recorded, torch.Tensor):
+        assert torch.equal(ours, recorded), where
+    elif dataclasses.is_dataclass(recorded):
+        for f in dataclasses.fields(recorded):
+            fields_identical(getattr(ours, f.name), getattr(recorded, f.name), f"{where}.{f.name}")
+
+
+def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
+    run = shared.compute_run(BERT_BASE, "the " * 126)
+    assert len(run.tokens) == 128 and run.attentions.shape == (12, 12, 128, 128)
+    size = nbytes(run)
+    # 12 x 12 x 128 x 128 probabilities + 13 x 128 x 768 hidden states, float32, and 128 padding flags
+    assert size == 4 * (12 * 12 * 128 * 128 + 13 * 128 * 768) + 128
+    assert size < 15e6
+
+
+@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask("causal+padding", pad_to=14),
+                                  shared.Mask("custom", blocked=(2, 3))])
+def test_recomputed_details_equal_a_full_recorded_pass(mask):
+    text = "Attention is what the visualizer shows"
+    run = shared.compute_run(shared.Choice("minilm"), text, mask)
+    loaded = shared.loaded_model(shared.Choice("minilm"))
+    T, pad = len(run.ids), int(run.padding.sum())
+    attention_mask = torch.tensor([[1] * (T - pad) + [0] * pad]) if pad else None
+    with torch.inference_mode():
+        full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=shared._attn_mask(mask, T),
+                            record=True).trace
+    fields_identical(run.trace.embeddings, full.embeddings, "embeddings")
+    assert len(run.trace.layers) == len(full.layers) == run.num_layers
+    for i, layer in enumerate(full.layers):
+        fields_identical(run.trace.layers[i], layer, f"layer {i}")
+        assert torch.equal(torch.from_numpy(run.attentions[i].copy()), layer.self_attn.probs[0])
+        assert (run.mask is None) == (layer.self_attn.mask is None)
+        if run.mask is not None:
+            assert torch.equal(run.mask, layer.self_attn.mask)
+    assert torch.equal(run.trace.output, full.output)
+    assert not run.attentions.flags.writeable

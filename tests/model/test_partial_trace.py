@@ -1,0 +1,70 @@
+"""trace_layer / trace_embeddings: one layer (or the embeddings) recorded alone, from the layer's input, equals
+what forward(record=True) recorded, bit for bit. The app keeps only each layer's input and recomputes the rest."""
+import dataclasses
+
+import pytest
+import torch
+import transformers
+
+from model.bert import BertModel
+from model.text import TextEncoder
+
+TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
+            max_position_embeddings=64, type_vocab_size=2)
+
+
+def assert_identical(ours, recorded, where="trace"):
+    """Every tensor field of two trace dataclasses is exactly equal (same shape, same bits)."""
+    if isinstance(recorded, torch.Tensor):
+        assert ours.shape == recorded.shape and torch.equal(ours, recorded), where
+    elif dataclasses.is_dataclass(recorded):
+        for f in dataclasses.fields(recorded):
+            assert_identical(getattr(ours, f.name), getattr(recorded, f.name), f"{where}.{f.name}")
+    else:
+        assert ours == recorded, where
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    torch.manual_seed(0)
+    hf = transformers.BertModel(transformers.BertConfig(**TINY))
+    directory = tmp_path_factory.mktemp("bert")
+    hf.save_pretrained(directory)
+    return BertModel.from_pretrained(directory)
+
+
+def text_encoder(norm_first):
+    torch.manual_seed(1)
+    return TextEncoder(99, 32, 4, 3, 48, norm_first=norm_first, max_len=64).eval()
+
+
+def inputs(batch):
+    ids = torch.randint(1, 99, (batch, 10), generator=torch.Generator().manual_seed(2))
+    attention_mask = torch.ones(batch, 10, dtype=torch.long)
+    attention_mask[-1, 7:] = 0  # the last sequence is padded
+    return ids, attention_mask
+
+
+@pytest.mark.parametrize("which", ["bert", "post-LN", "pre-LN"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("masks", ["none", "padding", "causal+padding"])
+def test_one_layer_recorded_alone_equals_the_full_trace(bert, which, batch, masks):
+    model = bert if which == "bert" else text_encoder(which == "pre-LN")
+    ids, attention_mask = inputs(batch)
+    attention_mask = None if masks == "none" else attention_mask
+    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    with torch.inference_mode():
+        trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
+        assert_identical(model.trace_embeddings(ids), trace.embeddings, "embeddings")
+        for i, recorded in enumerate(trace.layers):
+            alone = model.trace_layer(i, recorded.input, attention_mask, attn_mask)
+            assert_identical(alone, recorded, f"layer {i}")
+
+
+def test_a_different_input_gives_a_different_layer(bert):
+    """The recomputation reads its input: not a trace kept from an earlier call."""
+    ids, _ = inputs(1)
+    with torch.inference_mode():
+        trace = bert(ids, record=True).trace
+        other = bert.trace_layer(1, trace.layers[0].input)  # layer 0's input fed to layer 1
+    assert not torch.equal(other.self_attn.probs, trace.layers[1].self_attn.probs)
