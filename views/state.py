@@ -44,7 +44,9 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
 def _finish(name: str, dump: Callable[[object], str]) -> object:
     value = st.session_state[name]
     st.session_state[_KEEP + name] = value
-    st.query_params[name] = dump(value)
+    text = dump(value)
+    if st.query_params.get(name) != text:  # each write sends the browser the whole query string again
+        st.query_params[name] = text
     return value
 
 
