@@ -1,5 +1,6 @@
 """What every page needs: the model picker, the sentence, cached forward passes, downloads."""
 import io
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -142,11 +143,27 @@ def sources():
     return list_sources()
 
 
+def torch_threads(environ=os.environ) -> int | None:
+    """ATTNVIZ_TORCH_THREADS: threads per forward pass (torch's default: one per core). With several
+    replicas on one machine, or many students at once, 1 per replica serves more passes per second."""
+    raw = environ.get("ATTNVIZ_TORCH_THREADS", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"ATTNVIZ_TORCH_THREADS must be a whole number of threads >= 1, not {raw!r}")
+    return int(raw)
+
+
 @st.cache_resource(max_entries=8, show_spinner="Loading the model…")
 def loaded_model(choice: Choice):
     """One model per (source, config) per process, shared by every session, never mutated."""
+    import torch
+
     from model.sources import find_source, load
 
+    threads = torch_threads()
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)  # process-wide, the same for every session
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")

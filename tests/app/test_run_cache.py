@@ -50,3 +50,27 @@ def test_recomputed_details_equal_a_full_recorded_pass(mask):
             assert torch.equal(run.mask, layer.self_attn.mask)
     assert torch.equal(run.trace.output, full.output)
     assert not run.attentions.flags.writeable
+
+
+@pytest.mark.parametrize("raw, expected", [("", None), ("1", 1), (" 2 ", 2)])
+def test_torch_threads_setting(raw, expected):
+    assert shared.torch_threads({"ATTNVIZ_TORCH_THREADS": raw}) == expected
+    assert shared.torch_threads({}) is None
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "two", "1.5"])
+def test_a_bad_torch_threads_setting_is_refused_with_its_name(raw):
+    with pytest.raises(ValueError, match="ATTNVIZ_TORCH_THREADS"):
+        shared.torch_threads({"ATTNVIZ_TORCH_THREADS": raw})
+
+
+def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.setenv("ATTNVIZ_TORCH_THREADS", "1")
+    shared.loaded_model.clear()
+    try:
+        shared.loaded_model(shared.Choice("minilm"))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+        shared.loaded_model.clear()
