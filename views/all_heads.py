@@ -64,25 +64,32 @@ choice = shared.model_choice()
 text = shared.sentence()
 run = shared.run(choice, text)
 
-notices = st.container()
-c1, c2, c3 = st.columns([2, 2, 1])
-pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=c1, widget="radio",
-                    horizontal=True, format_func=POOL_NAMES.get,
-                    help="Max-pool keeps a one-token pattern bright; block mean shows the average probability.")
-tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=c2, widget="radio", horizontal=True)
-auto = state.toggle("Auto colour range", "auto", False, container=c3,
-                    help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
-mosaic = cached_mosaic(choice, text, tile, pool, auto, run)
-chart = st.container()
-st.caption(describe(mosaic))
 
-left, right = st.columns([1, 2])
-layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=left)
-head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
-with notices:
-    state.show_notices()
-left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view", icon="🔎",
-               query_params=big_view_params(text, choice, layer, head))
-chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
-                   on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
-preview(run, layer, head, auto, right)
+@st.fragment
+def heads_view(choice: shared.Choice, text: str, run: shared.Run) -> None:
+    """Settings, mosaic, sliders and preview: a move reruns only this part of the page (no sidebar, no text box)."""
+    notices = st.container()
+    c1, c2, c3 = st.columns([2, 2, 1])
+    pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=c1, widget="radio",
+                        horizontal=True, format_func=POOL_NAMES.get,
+                        help="Max-pool keeps a one-token pattern bright; block mean shows the average probability.")
+    tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=c2, widget="radio", horizontal=True)
+    auto = state.toggle("Auto colour range", "auto", False, container=c3,
+                        help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
+    mosaic = cached_mosaic(choice, text, tile, pool, auto, run)
+    chart = st.container()
+    st.caption(describe(mosaic))
+
+    left, right = st.columns([1, 2])
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=left)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
+    with notices:
+        state.show_notices()
+    left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view", icon="🔎",
+                   query_params=big_view_params(text, choice, layer, head))
+    chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
+                       on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
+    preview(run, layer, head, auto, right)
+
+
+heads_view(choice, text, run)

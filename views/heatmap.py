@@ -13,21 +13,28 @@ choice = shared.model_choice()
 text = shared.sentence()
 run = shared.run(choice, text)
 
-col1, col2, col3 = st.columns([2, 2, 1])
-layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
-mean = state.toggle("Mean of heads", "mean", False, container=col3)
-head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2, disabled=mean)
-auto_range = state.toggle("Auto colour range", "auto", False, container=col3)
-state.show_notices()
 
-probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
-which = "mean of heads" if mean else f"head {head}"
-st.plotly_chart(attention_heatmap(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
-                                  auto_range=auto_range), config=shared.chart_config())
-st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
+@st.fragment
+def head_view(run: shared.Run) -> None:
+    """Sliders, map and downloads: a slider move reruns only this part of the page (no sidebar, no text box)."""
+    col1, col2, col3 = st.columns([2, 2, 1])
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
+    mean = state.toggle("Mean of heads", "mean", False, container=col3)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2, disabled=mean)
+    auto_range = state.toggle("Auto colour range", "auto", False, container=col3)
+    state.show_notices()
 
-c1, c2 = st.columns(2)
-c1.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                   file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", mime="text/csv")
-c2.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                   file_name="attention_trace.npz", mime="application/octet-stream")
+    probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
+    which = "mean of heads" if mean else f"head {head}"
+    st.plotly_chart(attention_heatmap(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
+                                      auto_range=auto_range), config=shared.chart_config())
+    st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
+
+    c1, c2 = st.columns(2)
+    c1.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                       file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", mime="text/csv")
+    c2.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
+                       file_name="attention_trace.npz", mime="application/octet-stream")
+
+
+head_view(run)

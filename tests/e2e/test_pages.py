@@ -72,3 +72,32 @@ def test_bad_url_value_gives_a_notice(page, server):
     open_page(page, server, "", layer=42)
     assert "Ignored layer=42 in the link" in page.locator('[data-testid="stAlert"]').first.inner_text()
     assert_no_error(page)
+
+
+def slider(page, label):
+    """A Streamlit slider's thumb, found by the label shown above it."""
+    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+
+
+def test_slider_moves_redraw_the_map_and_the_link(page, server):
+    """Sliders rerun only their fragment of the page: the map, the URL and the rest of the page must follow."""
+    open_page(page, server, "", text="Slide to the next layer")
+    slider(page, "Layer").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 0')", timeout=TIMEOUT)
+    slider(page, "Head").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 1')", timeout=TIMEOUT)
+    page.wait_for_function("() => location.search.includes('layer=1') && location.search.includes('head=1')",
+                           timeout=TIMEOUT)
+    assert page.locator("textarea").input_value() == "Slide to the next layer"
+    assert page.get_by_role("link", name=re.compile("All heads")).count() == 1  # the navigation is still there
+    assert_no_error(page)
+
+
+def test_all_heads_sliders_move_the_preview_and_the_big_view_link(page, server):
+    open_page(page, server, "all-heads", text="Every head at once")
+    slider(page, "Head").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 0, head 1')", timeout=TIMEOUT)
+    link = page.get_by_role("link", name=re.compile("Open layer 0 head 1 in the big view"))
+    assert "head=1" in link.get_attribute("href")
+    page.wait_for_function("() => location.search.includes('head=1')", timeout=TIMEOUT)
+    assert_no_error(page)
