@@ -1,7 +1,12 @@
 """Entry point: page config and navigation. Every page lives in views/.
 
 Icons are Material Symbols, which Streamlit ships, so they show offline and without emoji fonts."""
+import plotly.io as pio
 import streamlit as st
+
+# Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
+# don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
+pio.templates.default = None
 
 st.set_page_config(page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide")
 st.navigation([
