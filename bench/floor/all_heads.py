@@ -1,0 +1,3 @@
+from page import page
+
+page("All heads (floor)")

@@ -1,0 +1,16 @@
+"""The floor: a bare Streamlit app with the attention visualizer's interaction and nothing else.
+
+Two pages (heatmap at "/" and "/heatmap", all heads at "/all-heads"), each: a sentence from ?text=, a layer and
+a head slider, one token x token plotly heatmap. No model: the map is a row softmax of numbers seeded by the
+text, the layer and the head (numpy only). bench/load.py drives it with the same session script as the app,
+so its figures are what the framework itself costs for this interaction.
+
+    .venv/bin/python bench/load.py --spawn floor      # or: .venv/bin/streamlit run bench/floor/app.py
+ATTNVIZ_FLOOR_FRAGMENT=1 puts the sliders and the map in an st.fragment, as the app's pages do.
+"""
+import streamlit as st
+
+st.navigation([
+    st.Page("heatmap.py", title="Attention heatmap", url_path="heatmap", default=True),
+    st.Page("all_heads.py", title="All heads", url_path="all-heads"),
+]).run()
