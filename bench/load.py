@@ -797,6 +797,17 @@ def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float
                             session_ttl, target or url))
 
 
+def _no_nan(value):
+    """NaN (a step that never finished, an empty column) as null: strict JSON has no NaN."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -832,7 +843,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = run_load(args.url, pids=args.pid, target=f"{args.url} (pids {args.pid or 'not given'})", **kwargs)
     print(report.table())
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=1, default=str))
+        Path(args.json).write_text(json.dumps(_no_nan(report.to_dict()), indent=1, default=str))
     return 1 if report.errors else 0
 
 
