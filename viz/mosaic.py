@@ -149,7 +149,7 @@ def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None 
     image = Image.frombytes("P", (canvas.shape[1], canvas.shape[0]), np.ascontiguousarray(canvas).tobytes())
     image.putpalette(PALETTE.tobytes())
     buf = io.BytesIO()
-    image.save(buf, format="PNG", compress_level=6)
+    image.save(buf, format="PNG", compress_level=3)  # 6 costs 2.6x the time for 4 % fewer bytes
     return Mosaic(buf.getvalue(), layers, heads, T, px, gap, factor, repeat, pool, auto_range)
 
 
@@ -167,27 +167,29 @@ def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_
     layer_ids = range(first_layer, first_layer + mosaic.layers)
     head_ids = range(first_head, first_head + mosaic.heads)
     names = [f"layer {l}, head {h}" for l in layer_ids for h in head_ids]
-    fig = go.Figure(go.Image(source=mosaic.data_uri(), hoverinfo="skip"))
-    fig.add_trace(go.Scatter(
-        x=np.tile(xs, mosaic.layers), y=np.repeat(ys, mosaic.heads), text=names, mode="markers",
-        marker={"size": 1, "opacity": 0}, unselected={"marker": {"opacity": 0}}, showlegend=False,
-        hovertemplate="%{text}<extra></extra>", name="tiles",
-    ))
-    if highlight is not None:
-        fig.add_shape(type="rect", line={"color": "#ff2b2b", "width": 3}, **_frame(mosaic, *highlight))
     top = 90 if title else 64  # room for the H ticks under the toolbar
     pad = 0.5 + mosaic.gap  # a gap's width around the image, so the frame of an edge tile is not cut
     height = int(min(max_height, max(260, mosaic.height + top + 10)))
-    fig.update_layout(
-        title=title, height=height, margin={"l": 10, "r": 10, "t": top, "b": 10},
-        plot_bgcolor="rgba(0,0,0,0)", hovermode="closest", hoverdistance=-1,  # nearest tile centre wins
-        xaxis={"tickvals": xs, "ticktext": [f"H{h}" for h in head_ids], "side": "top",
-               "range": [-pad, mosaic.width - 1 + pad], "showgrid": False, "zeroline": False, "title": None,
-               "constrain": "domain"},
-        yaxis={"tickvals": ys, "ticktext": [f"L{l}" for l in layer_ids],
-               "range": [mosaic.height - 1 + pad, -pad], "showgrid": False, "zeroline": False, "title": None,
-               "scaleanchor": "x", "constrain": "domain"},
-    )
+    frame = [] if highlight is None else [
+        {"type": "rect", "line": {"color": "#ff2b2b", "width": 3}, **_frame(mosaic, *highlight)}]
+    # One constructor call with every trace and the whole layout: add_trace/add_shape/update_layout each
+    # validate the figure again, which cost 8 ms per rerun here.
+    fig = go.Figure([
+        go.Image(source=mosaic.data_uri(), hoverinfo="skip"),
+        go.Scatter(x=np.tile(xs, mosaic.layers), y=np.repeat(ys, mosaic.heads), text=names, mode="markers",
+                   marker={"size": 1, "opacity": 0}, unselected={"marker": {"opacity": 0}}, showlegend=False,
+                   hovertemplate="%{text}<extra></extra>", name="tiles"),
+    ], layout={
+        "title": {"text": title}, "height": height, "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)", "hovermode": "closest", "hoverdistance": -1,  # nearest tile centre wins
+        "shapes": frame,
+        "xaxis": {"tickvals": xs, "ticktext": [f"H{h}" for h in head_ids], "side": "top",
+                  "range": [-pad, mosaic.width - 1 + pad], "showgrid": False, "zeroline": False, "title": None,
+                  "constrain": "domain"},
+        "yaxis": {"tickvals": ys, "ticktext": [f"L{l}" for l in layer_ids],
+                  "range": [mosaic.height - 1 + pad, -pad], "showgrid": False, "zeroline": False, "title": None,
+                  "scaleanchor": "x", "constrain": "domain"},
+    })
     return fig
 
 
