@@ -808,6 +808,34 @@ def _no_nan(value):
     return value
 
 
+def _behind_proxy(args, kwargs) -> Report:
+    """--replicas N: N spawned servers behind nginx (deploy/nginx.conf, sticky sessions); each replica is warmed
+    up directly (through the proxy a warm-up session lands on one replica only), then the load goes through nginx."""
+    if str(ROOT) not in sys.path:  # run as a script: bench/ is on the path, not the repository
+        sys.path.insert(0, str(ROOT))
+    from bench.proxy import Proxy
+
+    env = dict(kv.split("=", 1) for kv in args.server_env)
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(spawn(APPS[args.spawn], extra_args=args.server_arg, env=env,
+                                             session_ttl=args.session_ttl)) for _ in range(args.replicas)]
+        proxy = Proxy([urlsplit(s.url).netloc for s in servers])
+        stack.callback(proxy.stop)
+        proxy.wait()
+        for server in servers:
+            for _ in range(kwargs["warmup"]):
+                run_load(server.url, sessions=1, ramp=0, think=(0, 0), burst=True, warmup=0, settle=None,
+                         seed=args.seed, timeout=args.timeout, tokens=args.tokens)
+        pids = [s.pid for s in servers]
+        report = run_load(proxy.url + "/", pids=pids, session_ttl=args.session_ttl,
+                          target=f"{args.replicas} x {args.spawn} behind nginx (pids {pids}, {proxy.url}/)",
+                          **{**kwargs, "warmup": 0})
+        for server in servers:
+            if server.proc.poll() is not None:
+                report.warmup_errors.append(ErrorRecord(-1, "server", f"exited with {server.proc.returncode}"))
+        return report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -815,6 +843,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     where.add_argument("--spawn", choices=sorted(APPS), help="start this app's server (a free port on 127.0.0.1)")
     where.add_argument("--url", help="a running server (or a proxy in front of replicas)")
     parser.add_argument("--pid", type=int, nargs="*", default=[], help="server processes to measure with --url")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="with --spawn: this many servers behind Debian's nginx with deploy/nginx.conf")
     parser.add_argument("--sessions", type=int, default=40)
     parser.add_argument("--ramp", type=float, default=10.0, help="sessions arrive uniformly within this many s")
     parser.add_argument("--think", type=float, nargs=2, default=(0.0, 6.0), metavar=("MIN", "MAX"))
@@ -832,7 +862,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     kwargs = {"sessions": args.sessions, "ramp": args.ramp, "think": tuple(args.think), "burst": args.burst,
               "seed": args.seed, "timeout": args.timeout, "tokens": args.tokens, "warmup": args.warmup,
               "settle": args.settle}
-    if args.spawn:
+    if args.spawn and args.replicas > 1:
+        report = _behind_proxy(args, kwargs)
+    elif args.spawn:
         env = dict(kv.split("=", 1) for kv in args.server_env)
         with spawn(APPS[args.spawn], extra_args=args.server_arg, env=env, session_ttl=args.session_ttl) as server:
             report = run_load(server.url, pids=[server.pid], session_ttl=args.session_ttl,

@@ -2,29 +2,23 @@
 nginx on loopback, a real browser (Debian's Chromium via Playwright) through the proxy.
 
 nginx runs with deploy/nginx.conf itself (copied byte for byte into a temporary prefix, because
-nginx resolves `include` next to the config file); only the two files it includes differ from
-compose: upstreams.conf (127.0.0.1:<port> per replica) and listen.conf (127.0.0.1:<free port>).
-Which replica served what is read from nginx's access log (the config's own `routed` format:
+nginx resolves `include` next to the config file, see bench/proxy.py). Which replica served what is read from nginx's access log (the config's own `routed` format:
 `upstream=$upstream_addr route=$route_key`), where a browser context's route key is its
 `attnviz_route` cookie.
 """
 import os
-import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.proxy import Proxy, free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-NGINX_CONF = ROOT / "deploy" / "nginx.conf"
-NGINX = os.environ.get("NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
 # As in tests/e2e/conftest.py (not imported: conftests are not modules in every import mode).
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -33,14 +27,8 @@ CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 90_000
 REPLICAS = 3
 COOKIE = "attnviz_route"
-LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) upstream=(?P<upstream>.*?) '
-                  r'route=(?P<route>\S+) rt=')
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_http(url: str, procs, what: str, seconds: float = 90) -> None:
@@ -80,51 +68,10 @@ class Replica:
                 self.proc.wait()
 
 
-class Proxy:
-    """Debian's nginx with deploy/nginx.conf in a temporary prefix; works as root and as not."""
-
-    def __init__(self, replicas):
-        self.dir = Path(tempfile.mkdtemp(prefix="attnviz-nginx-"))
-        self.dir.chmod(0o755)  # as root, the workers run as nobody and need their temp dirs
-        shutil.copyfile(NGINX_CONF, self.dir / "nginx.conf")
-        (self.dir / "upstreams.conf").write_text(
-            "".join(f"server {r.addr} max_fails=1 fail_timeout=10s;\n" for r in replicas))
-        self.port = _free_port()
-        (self.dir / "listen.conf").write_text(f"listen 127.0.0.1:{self.port};\n")
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.access_log, self.error_log = self.dir / "access.log", self.dir / "error.log"
-        self.proc = subprocess.Popen(
-            [NGINX, "-e", "stderr", "-p", f"{self.dir}/", "-c", str(self.dir / "nginx.conf"), "-g", "daemon off;"],
-            stdin=subprocess.DEVNULL, stdout=self.access_log.open("wb"), stderr=self.error_log.open("wb"))
-
-    def entries(self):
-        out = []
-        for line in self.access_log.read_text(errors="replace").splitlines():
-            m = LINE.search(line)
-            if m:
-                e = m.groupdict()
-                e["tried"] = [a.strip() for a in e["upstream"].split(",")]
-                e["served_by"] = e["tried"][-1]
-                out.append(e)
-        return out
-
-    def of_route(self, route: str):
-        return [e for e in self.entries() if e["route"] == route]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)  # graceful: lets workers write their last lines
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory):
     logs = tmp_path_factory.mktemp("replicas")
-    reps = [Replica(_free_port(), logs / f"app{i + 1}.log") for i in range(REPLICAS)]
+    reps = [Replica(free_port(), logs / f"app{i + 1}.log") for i in range(REPLICAS)]
     try:
         for r in reps:
             _wait_http(f"http://{r.addr}/_stcore/health", [(r.proc, r.log)], f"streamlit on {r.addr}")
@@ -136,16 +83,15 @@ def replicas(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def proxy(replicas):
-    if not Path(NGINX).exists():
-        pytest.fail(f"{NGINX} not found: install Debian's nginx (bash scripts/setup.sh --dev does, as root; "
-                    "or: sudo apt-get install -y nginx)")
-    px = Proxy(replicas)
+    try:
+        px = Proxy([r.addr for r in replicas])
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
     try:
         _wait_http(px.url + "/_stcore/health", [(px.proc, px.error_log)], "nginx", seconds=30)
         yield px
     finally:
         px.stop()
-        shutil.rmtree(px.dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
