@@ -62,8 +62,11 @@ RUN pip install --no-cache-dir --no-compile --no-deps -r /tmp/req/requirements-m
 
 # Nothing is downloaded at run time. More BERT checkpoints: mount them read-only and name them,
 # e.g. -v /srv/bert-base-uncased:/models/bert-base-uncased:ro -e ATTNVIZ_MODEL_DIRS=/models
+# One torch thread per forward pass: a class is many small passes at once, and replicas take the
+# other cores (bench/README.md, "A class"). Set it to the core count for one user and a big model.
 ENV HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
+    ATTNVIZ_TORCH_THREADS=1 \
     HOME=/home/app
 
 # A user that owns nothing but its home (Streamlit writes a little there); the code is root's.
