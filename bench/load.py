@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import math
@@ -581,6 +582,17 @@ class Server:
         return self.log.read_text(errors="replace")[-chars:]
 
 
+def run_sync(make_coroutine):
+    """asyncio.run(make_coroutine()), in a thread of its own when this thread already runs an event loop
+    (e.g. under Playwright's sync API in the same pytest process)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coroutine())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make_coroutine())).result()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -607,7 +619,7 @@ def spawn(app_path: str | Path, port: int | None = None, extra_args: Sequence[st
             if proc.poll() is not None:
                 raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{server.tail()}")
             try:
-                status, raw = asyncio.run(http_get("127.0.0.1", port, "/_stcore/health", {}, 2))
+                status, raw = run_sync(lambda: http_get("127.0.0.1", port, "/_stcore/health", {}, 2))
                 if status == 200 and raw.endswith(b"ok"):
                     break
             except (OSError, TimeoutError):
@@ -793,8 +805,8 @@ def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float
     warmup: sessions run first (default sentence, no think time) so that imports and the model load are paid
     before the measurement; settle: seconds after the last session before the after-disconnect figures (at
     least session_ttl + 1 when the server's server.disconnectedSessionTTL is known), None: no such figures."""
-    return asyncio.run(_run(url, sessions, ramp, tuple(think), burst, seed, timeout, tokens, pids, warmup, settle,
-                            session_ttl, target or url))
+    return run_sync(lambda: _run(url, sessions, ramp, tuple(think), burst, seed, timeout, tokens, pids, warmup,
+                                 settle, session_ttl, target or url))
 
 
 def _no_nan(value):
