@@ -12,7 +12,6 @@ Budgets (issue 3): a layer/head change at 128 tokens <= 1/10 of a forward pass; 
 """
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
 
 MODELS = {
     "minilm": {"model": "minilm"},
@@ -91,12 +91,6 @@ def server_side(model: str, length: int) -> dict:
             "head": statistics.median(moves["head"]), "forward passes": shared.COMPUTED["forward"] - forward_passes}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def browser_side(models, lengths) -> list[tuple]:
     from playwright.sync_api import sync_playwright
 
@@ -112,11 +106,9 @@ def browser_side(models, lengths) -> list[tuple]:
         except OSError:
             time.sleep(0.3)
     rows = []
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             for model in models:
                 for length in lengths:
                     for page_name in PAGES:

@@ -10,7 +10,6 @@ read from `python -X importtime`. Budget (issue 5): first chart under 10 s with 
 import argparse
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -20,15 +19,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+sys.path.insert(0, str(ROOT))
+from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def top_level_imports(lines: list[str]) -> list[tuple[float, str]]:
@@ -90,7 +83,7 @@ def main():
     print("|---:|---:|---:|")
     results = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=FLAGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         for i in range(args.runs):
             r = one_start(browser, args.app, args.path)
             results.append(r)

@@ -35,7 +35,6 @@ import math
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,10 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: bench/ is on the path, not the repository
+    sys.path.insert(0, str(ROOT))
+from bench.servers import free_port  # noqa: E402
+
 APPS = {"app": ROOT / "app.py", "floor": ROOT / "bench" / "floor" / "app.py"}
 STEPS = ("open", "layer", "head", "sentence", "all_heads")
 CHART_STEPS = ("open", "sentence", "all_heads")  # steps whose page must draw a plotly chart
@@ -593,12 +596,6 @@ def run_sync(make_coroutine):
         return pool.submit(lambda: asyncio.run(make_coroutine())).result()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def spawn(app_path: str | Path, port: int | None = None, extra_args: Sequence[str] = (),
           env: dict[str, str] | None = None, session_ttl: int = 2, wait: float = 120) -> Iterator[Server]:
@@ -823,8 +820,6 @@ def _no_nan(value):
 def _behind_proxy(args, kwargs) -> Report:
     """--replicas N: N spawned servers behind nginx (deploy/nginx.conf, sticky sessions); each replica is warmed
     up directly (through the proxy a warm-up session lands on one replica only), then the load goes through nginx."""
-    if str(ROOT) not in sys.path:  # run as a script: bench/ is on the path, not the repository
-        sys.path.insert(0, str(ROOT))
     from bench.proxy import Proxy
 
     env = dict(kv.split("=", 1) for kv in args.server_env)

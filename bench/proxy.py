@@ -9,12 +9,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from bench.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
@@ -22,12 +23,6 @@ NGINX = os.environ.get("NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
 # the config's own `routed` log format: upstream=$upstream_addr route=$route_key
 LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) upstream=(?P<upstream>.*?) '
                   r'route=(?P<route>\S+) rt=')
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Proxy:

@@ -18,7 +18,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coldstart import FLAGS, ROOT, free_port  # noqa: E402
+from coldstart import ROOT  # noqa: E402
+from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
 
 BERT_BASE = {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"}
 CHART = ".js-plotly-plot .main-svg"
@@ -81,7 +82,7 @@ def main():
               "(s, median / max) | longest task during moves (ms) |")
         print("|---|---|---:|---:|---:|---:|")
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=FLAGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             for path in args.pages:
                 for visit in ("cold", "warm"):
                     r = measure(browser, url, path, args.tokens, args.moves)

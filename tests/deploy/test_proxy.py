@@ -16,13 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.proxy import Proxy, free_port
+from bench.proxy import Proxy
+from bench.servers import CHROMIUM, FLAGS, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-# As in tests/e2e/conftest.py (not imported: conftests are not modules in every import mode).
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
 CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 90_000
 REPLICAS = 3
