@@ -13,16 +13,14 @@ Budgets (issue 3): a layer/head change at 128 tokens <= 1/10 of a forward pass; 
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
+from bench.servers import chromium, spawn  # noqa: E402
 
 MODELS = {
     "minilm": {"model": "minilm"},
@@ -92,45 +90,28 @@ def server_side(model: str, length: int) -> dict:
 
 
 def browser_side(models, lengths) -> list[tuple]:
-    from playwright.sync_api import sync_playwright
-
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
     rows = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            for model in models:
-                for length in lengths:
-                    for page_name in PAGES:
-                        query = urlencode({**MODELS[model], "text": sentence(length)})
-                        for visit in ("cold", "warm"):
-                            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-                            page = context.new_page()
-                            received = [0]
-                            page.on("websocket", lambda ws: ws.on(
-                                "framereceived", lambda payload: received.__setitem__(0, received[0] + len(payload))))
-                            start = time.perf_counter()
-                            page.goto(f"{url}/{page_name}?{query}")
-                            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
-                            drawn = time.perf_counter() - start
-                            page.wait_for_timeout(1500)  # let the rest of the page arrive
-                            rows.append((model, length, page_name, visit, drawn, received[0]))
-                            print(f"| {model} | {length} | {page_name or 'heatmap'} | {visit} | {drawn:.2f} | "
-                                  f"{received[0] / 1e6:.2f} |", flush=True)
-                            context.close()
-            browser.close()
-    finally:
-        proc.terminate()
+    with spawn(ROOT / "app.py", session_ttl=None) as server, chromium() as browser:
+        url = server.url.rstrip("/")
+        for model in models:
+            for length in lengths:
+                for page_name in PAGES:
+                    query = urlencode({**MODELS[model], "text": sentence(length)})
+                    for visit in ("cold", "warm"):
+                        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                        page = context.new_page()
+                        received = [0]
+                        page.on("websocket", lambda ws: ws.on(
+                            "framereceived", lambda payload: received.__setitem__(0, received[0] + len(payload))))
+                        start = time.perf_counter()
+                        page.goto(f"{url}/{page_name}?{query}")
+                        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
+                        drawn = time.perf_counter() - start
+                        page.wait_for_timeout(1500)  # let the rest of the page arrive
+                        rows.append((model, length, page_name, visit, drawn, received[0]))
+                        print(f"| {model} | {length} | {page_name or 'heatmap'} | {visit} | {drawn:.2f} | "
+                              f"{received[0] / 1e6:.2f} |", flush=True)
+                        context.close()
     return rows
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
+from bench.servers import chromium, free_port  # noqa: E402
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$")
 
 
@@ -76,19 +76,15 @@ def main():
     parser.add_argument("--app", default="app.py")
     parser.add_argument("--path", default="", help="the page's url path (default: the landing page)")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.app} /{args.path}\n")
     print("| run | server health (s) | first chart drawn (s) |")
     print("|---:|---:|---:|")
     results = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    with chromium() as browser:
         for i in range(args.runs):
             r = one_start(browser, args.app, args.path)
             results.append(r)
             print(f"| {i + 1} | {r['health']:.2f} | {r['chart']:.2f} |", flush=True)
-        browser.close()
     print(f"| median | {statistics.median(r['health'] for r in results):.2f} | "
           f"{statistics.median(r['chart'] for r in results):.2f} |")
     last = results[-1]

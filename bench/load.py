@@ -34,12 +34,9 @@ import json
 import math
 import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -53,7 +50,7 @@ from websockets.exceptions import WebSocketException
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: bench/ is on the path, not the repository
     sys.path.insert(0, str(ROOT))
-from bench.servers import free_port  # noqa: E402
+from bench.servers import spawn  # noqa: E402
 
 APPS = {"app": ROOT / "app.py", "floor": ROOT / "bench" / "floor" / "app.py"}
 STEPS = ("open", "layer", "head", "sentence", "all_heads")
@@ -574,17 +571,6 @@ async def active_sessions(url: str | None) -> int | None:
 
 # ------------------------------------------------------------------------------------------- the server
 
-@dataclass
-class Server:
-    url: str
-    pid: int
-    proc: subprocess.Popen
-    log: Path
-
-    def tail(self, chars: int = 3000) -> str:
-        return self.log.read_text(errors="replace")[-chars:]
-
-
 def run_sync(make_coroutine):
     """asyncio.run(make_coroutine()), in a thread of its own when this thread already runs an event loop
     (e.g. under Playwright's sync API in the same pytest process)."""
@@ -594,47 +580,6 @@ def run_sync(make_coroutine):
         return asyncio.run(make_coroutine())
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(lambda: asyncio.run(make_coroutine())).result()
-
-
-@contextlib.contextmanager
-def spawn(app_path: str | Path, port: int | None = None, extra_args: Sequence[str] = (),
-          env: dict[str, str] | None = None, session_ttl: int = 2, wait: float = 120) -> Iterator[Server]:
-    """`streamlit run app_path` on 127.0.0.1 (a free port unless given), cwd = the repository, so that
-    .streamlit/config.toml applies; waits for /_stcore/health. Disconnected sessions live `session_ttl` s."""
-    port = port or free_port()
-    log = Path(tempfile.mkstemp(prefix="attnviz-load-", suffix=".log")[1])
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--server.disconnectedSessionTTL", str(session_ttl), *extra_args]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
-    server = Server(f"http://127.0.0.1:{port}/", proc.pid, proc, log)
-    try:
-        deadline = time.time() + wait
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{server.tail()}")
-            try:
-                status, raw = run_sync(lambda: http_get("127.0.0.1", port, "/_stcore/health", {}, 2))
-                if status == 200 and raw.endswith(b"ok"):
-                    break
-            except (OSError, TimeoutError):
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"streamlit did not answer /_stcore/health in {wait:g} s:\n{server.tail()}")
-            time.sleep(0.2)
-        yield server
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        with contextlib.suppress(OSError):
-            log.unlink()
 
 
 # ------------------------------------------------------------------------------------------- the report

@@ -10,16 +10,14 @@ chart shows the new head, and the longest long task during the moves.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coldstart import ROOT  # noqa: E402
-from bench.servers import CHROMIUM, FLAGS, free_port  # noqa: E402
+from bench.servers import chromium, spawn  # noqa: E402
 
 BERT_BASE = {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"}
 CHART = ".js-plotly-plot .main-svg"
@@ -62,37 +60,20 @@ def main():
     parser.add_argument("--moves", type=int, default=5)
     parser.add_argument("--pages", nargs="+", default=["all-heads", ""])
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    try:
-        for _ in range(400):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with spawn(ROOT / "app.py", session_ttl=None) as server:
+        url = server.url.rstrip("/")
         print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, bert-base-sized random model, "
               f"{args.tokens} tokens, {args.moves} head moves\n")
         print("| page | visit | chart drawn (s) | long tasks while loading (ms, sum / max) | head move to new chart "
               "(s, median / max) | longest task during moves (ms) |")
         print("|---|---|---:|---:|---:|---:|")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        with chromium() as browser:
             for path in args.pages:
                 for visit in ("cold", "warm"):
                     r = measure(browser, url, path, args.tokens, args.moves)
                     print(f"| {path or 'heatmap'} | {visit} | {r['drawn']:.2f} | {r['load_long_ms']:.0f} / "
                           f"{r['load_max_ms']:.0f} | {r['move_s']:.2f} / {r['move_max_s']:.2f} | "
                           f"{r['move_max_task_ms']:.0f} |", flush=True)
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.proxy import Proxy
-from bench.servers import CHROMIUM, FLAGS, free_port
+from bench.servers import chromium, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ".js-plotly-plot .main-svg"
@@ -94,14 +94,11 @@ def proxy(replicas):
 @pytest.fixture(scope="module")
 def browser():
     """Module scope (not the e2e session's): Playwright's sync API allows one instance at a time."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (bash scripts/setup.sh --dev does, as root)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
+    try:
+        with chromium() as b:
+            yield b
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
 
 
 def open_session(browser, proxy, path="", cookie=None):
