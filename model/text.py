@@ -56,8 +56,8 @@ class TextEncoder(nn.Module):
         token_type_ids is accepted for BERT's signature and ignored.
         """
         x, emb = self.embedding(input_ids, record)
-        kpm = None if attention_mask is None else to_key_padding_mask(attention_mask)
-        x, attentions, trace = self.encoder.encode(x, attn_mask, kpm, record, emb, output_attentions)
+        x, attentions, trace = self.encoder.encode(x, attn_mask, self._key_padding(attention_mask), record, emb,
+                                                   output_attentions)
         if self.encoder.norm is not None:
             x = self.encoder.norm(x)
             trace = StackTrace(emb, trace.layers, x) if record else None
@@ -70,8 +70,11 @@ class TextEncoder(nn.Module):
     def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
         """Layer `index` alone, recorded, from its input x (B, T, E) and the forward pass's masks: equal to
         forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
-        kpm = None if attention_mask is None else to_key_padding_mask(attention_mask)
-        return self.encoder.layers[index].encode(x, attn_mask, kpm, True)[2]
+        return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask), True)[2]
+
+    @staticmethod
+    def _key_padding(attention_mask) -> Tensor | None:
+        return None if attention_mask is None else to_key_padding_mask(attention_mask)
 
 
 class TextTransformer(nn.Module):

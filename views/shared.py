@@ -86,12 +86,10 @@ class Run:
 
         choice, _, mask = self.key
         model = loaded_model(choice).model
-        T, pad = len(self.ids), int(self.padding.sum())
         with torch.inference_mode():
             if index is None:
                 return model.trace_embeddings(torch.tensor([self.ids]))
-            attention_mask = torch.tensor([[1] * (T - pad) + [0] * pad]) if pad else None
-            return model.trace_layer(index, self.hidden[index:index + 1], attention_mask, _attn_mask(mask, T))
+            return model.trace_layer(index, self.hidden[index:index + 1], *model_masks(mask, self.padding))
 
 
 class RunTrace:
@@ -250,6 +248,15 @@ def _attn_mask(mask: Mask, T: int):
     return blocked if blocked.any() else None
 
 
+def model_masks(mask: Mask, padding: np.ndarray) -> tuple:
+    """What the model is given for `mask` over a sequence padded where `padding` is True:
+    (attention_mask (1, T), 1 = token, or None; attn_mask (T, T), True = blocked, or None)."""
+    import torch
+
+    attention_mask = torch.tensor([[0 if p else 1 for p in padding]]) if padding.any() else None
+    return attention_mask, _attn_mask(mask, len(padding))
+
+
 def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     """Tokenise, apply the mask, run the model with record=True; keep the attention maps and each layer's input."""
     import torch
@@ -263,15 +270,14 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
         pad = min(mask.pad_to, loaded.model.max_positions) - len(ids)
         pad_id = loaded.tokenizer.pad_token_id or 0
         ids, tokens = ids + [pad_id] * pad, tokens + [loaded.tokenizer.pad_token or "[PAD]"] * pad
-    T = len(ids)
-    attention_mask = torch.tensor([[1] * (T - pad) + [0] * pad]) if pad else None
+    padding = np.array([False] * (len(ids) - pad) + [True] * pad)
+    attention_mask, attn_mask = model_masks(mask, padding)
     with torch.inference_mode():
-        trace = loaded.model(torch.tensor([ids]), attention_mask, attn_mask=_attn_mask(mask, T), record=True).trace
+        trace = loaded.model(torch.tensor([ids]), attention_mask, attn_mask=attn_mask, record=True).trace
         hidden = torch.cat([layer.input for layer in trace.layers] + [trace.output])  # (layers + 1, T, E)
         additive = trace.layers[0].self_attn.mask  # the same in every layer: attn_mask and padding, merged
     attentions = torch.cat([layer.self_attn.probs for layer in trace.layers]).numpy()  # (layers, heads, T, T)
     attentions.flags.writeable = False
-    padding = np.array([False] * (T - pad) + [True] * pad)
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
                encoded.total_tokens, attentions, hidden, additive)
 

@@ -35,11 +35,10 @@ def test_recomputed_details_equal_a_full_recorded_pass(mask):
     text = "Attention is what the visualizer shows"
     run = shared.compute_run(shared.Choice("minilm"), text, mask)
     loaded = shared.loaded_model(shared.Choice("minilm"))
-    T, pad = len(run.ids), int(run.padding.sum())
-    attention_mask = torch.tensor([[1] * (T - pad) + [0] * pad]) if pad else None
+    attention_mask, attn_mask = shared.model_masks(mask, run.padding)
+    assert (attention_mask is None) == (mask.kind != "causal+padding")  # the padded case is padded
     with torch.inference_mode():
-        full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=shared._attn_mask(mask, T),
-                            record=True).trace
+        full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
     fields_identical(run.trace.embeddings, full.embeddings, "embeddings")
     assert len(run.trace.layers) == len(full.layers) == run.num_layers
     for i, layer in enumerate(full.layers):
