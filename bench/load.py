@@ -129,6 +129,7 @@ class StepResult:
     status: int | None = None  # ForwardMsg.ScriptFinishedStatus, None if it never finished
     seconds: float = 0.0
     bytes: int = 0
+    messages: int = 0  # ForwardMsgs received (one websocket frame each)
     charts: int = 0
     fragment_run: bool = False
     cached: int = 0  # messages the server sent as a reference to the client's message cache
@@ -268,6 +269,7 @@ class Session:
                 while True:
                     raw = await self.ws.recv(decode=False)
                     result.bytes += len(raw)
+                    result.messages += 1
                     if self._handle(raw, result, seen):
                         break
         except TimeoutError:
@@ -379,6 +381,7 @@ class StepRecord:
     charts: int
     fragment_run: bool
     cached: int = 0
+    messages: int = 0
     value: object = None  # what the step set (slider value, sentence)
     query_string: str = ""  # the URL's query string after the step, as the browser would show it
 
@@ -434,7 +437,7 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
             return True
         except StepFailed as e:
             out.errors.append(ErrorRecord(index, kind, str(e)))
-            out.steps.append(StepRecord(index, kind, False, math.nan, 0, 0, False, 0, value, session.query_string))
+            out.steps.append(StepRecord(index, kind, False, math.nan, 0, 0, False, 0, 0, value, session.query_string))
             return False
         problems = list(result.problems)
         if result.status not in SUCCESS:
@@ -443,7 +446,8 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
             problems.append("no plotly chart on the page")
         out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
         out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
-                                    result.fragment_run, result.cached, value, session.query_string))
+                                    result.fragment_run, result.cached, result.messages, value,
+                                    session.query_string))
         return True
 
     def move(key: str):
@@ -634,6 +638,7 @@ class Report:
             rows[kind] = {"n": len(done), "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95),
                           "max_ms": max(ms) if ms else math.nan,
                           "mean_kb": sum(s.bytes for s in done) / len(done) / 1024 if done else math.nan,
+                          "mean_messages": sum(s.messages for s in done) / len(done) if done else math.nan,
                           "fragment_runs": sum(s.fragment_run for s in done)}
         return rows
 
@@ -654,12 +659,14 @@ class Report:
         think = "none (burst)" if s["burst"] else f"{s['think'][0]:g}-{s['think'][1]:g} s"
         lines = [(f"{self.target}: {self.sessions} sessions, ramp {s['ramp']:g} s, think {think}, seed {s['seed']}, "
                   f"~{s['tokens']}-token sentences"),
-                 f"{'step':<10} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'mean KB':>8}  fragment runs"]
+                 f"{'step':<10} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'mean KB':>8} {'msgs':>5}  "
+                 "fragment runs"]
         for kind, r in self.by_step().items():
             kb = "" if r["mean_kb"] is None else f"{r['mean_kb']:.1f}"
             frag = "" if "fragment_runs" not in r else str(r["fragment_runs"])
+            msgs = "" if "mean_messages" not in r else f"{r['mean_messages']:.0f}"
             lines.append(f"{kind:<10} {r['n']:>4} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
-                         f"{kb:>8}  {frag}")
+                         f"{kb:>8} {msgs:>5}  {frag}")
         lines.append(f"sessions {self.sessions} ({self.completed} completed every step, at most {self.peak_connected} "
                      f"connected at once), steps {len(self.steps)}, errors {len(self.errors)}, wall {self.wall_s:.1f} s")
         if self.server_cpu_s is not None:

@@ -1,6 +1,7 @@
 """Encoder-decoder: the decoder's masked self-attention and its cross-attention to the encoder, per layer and head."""
 import io
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -54,12 +55,9 @@ def _blocked(layer) -> np.ndarray:
 
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """Tokenise both texts (cut to the model's positions) and record one forward pass."""
-    import torch
-
     loaded = seq2seq_model(config)
     source, target = loaded.encode(src), loaded.encode(tgt)
-    with torch.inference_mode():
-        _, trace = loaded.model(source.input_ids, target.input_ids, record=True)
+    _, trace = shared.on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
     decoder = trace.decoder.layers
     decoder_self = _probs(decoder, "self_attn")
     decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)

@@ -73,3 +73,33 @@ def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
     finally:
         torch.set_num_threads(before)
         shared.loaded_model.clear()
+
+
+def test_passes_from_fresh_threads_run_on_the_same_long_lived_model_threads():
+    """Streamlit runs each rerun in a new thread; the model runs on the process's own threads, under
+    inference_mode, whichever rerun asks."""
+    import threading
+
+    seen = []
+
+    def where():
+        seen.append((threading.get_ident(), threading.current_thread().name, torch.is_inference_mode_enabled()))
+        return len(seen)
+
+    callers = [threading.Thread(target=shared.on_model_thread, args=(where,)) for _ in range(6)]
+    for t in callers:  # one after the other, as reruns that do not overlap
+        t.start()
+        t.join()
+    assert len(seen) == 6 and all(inference for _, _, inference in seen)
+    assert all(name.startswith("attnviz-model") for _, name, _ in seen)
+    assert len({ident for ident, _, _ in seen}) <= shared._model_threads()._max_workers
+    assert not {ident for ident, _, _ in seen} & {t.ident for t in callers}
+
+
+def test_an_error_on_a_model_thread_reaches_the_caller():
+    def broken():
+        raise RuntimeError("checkpoint unreadable")
+
+    with pytest.raises(RuntimeError, match="checkpoint unreadable"):
+        shared.on_model_thread(broken)
+    assert shared.on_model_thread(lambda a, b: a + b, 2, 3) == 5  # the thread is still there
