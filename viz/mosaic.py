@@ -14,6 +14,8 @@ import plotly.colors
 import plotly.graph_objects as go
 from PIL import Image
 
+from viz.attention import unchecked_figure
+
 LEVELS = 254  # colour levels of a probability; + NaN colour + gap colour = one 256-colour PNG palette
 NAN_INDEX, GAP_INDEX = 254, 255
 NAN_RGB = (214, 214, 214)  # blocked (NaN) cells: light grey, as a gap in the big heatmap
@@ -155,7 +157,7 @@ def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None 
 
 def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_layer: int = 0,
                   first_head: int = 0, highlight: tuple[int, int] | None = None) -> go.Figure:
-    """The mosaic as a plotly go.Image with "L0".."Ln" / "H0".."Hn" ticks at tile centres.
+    """The mosaic as a plotly image with "L0".."Ln" / "H0".."Hn" ticks at tile centres.
 
     An invisible marker at each tile centre (trace 1, point index = layer * heads + head) gives the
     tile its hover ("layer 3, head 7") and makes it clickable: plotly selects scatter points on click,
@@ -172,25 +174,24 @@ def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_
     height = int(min(max_height, max(260, mosaic.height + top + 10)))
     frame = [] if highlight is None else [
         {"type": "rect", "line": {"color": "#ff2b2b", "width": 3}, **_frame(mosaic, *highlight)}]
-    # One constructor call with every trace and the whole layout: add_trace/add_shape/update_layout each
-    # validate the figure again, which cost 8 ms per rerun here.
-    fig = go.Figure([
-        go.Image(source=mosaic.data_uri(), hoverinfo="skip"),
-        go.Scatter(x=np.tile(xs, mosaic.layers), y=np.repeat(ys, mosaic.heads), text=names, mode="markers",
-                   marker={"size": 1, "opacity": 0}, unselected={"marker": {"opacity": 0}}, showlegend=False,
-                   hovertemplate="%{text}<extra></extra>", name="tiles"),
-    ], layout={
+    # One constructor call with every trace and the whole layout (add_trace/add_shape/update_layout each
+    # validated the figure again, 8 ms per rerun), unchecked (see unchecked_figure).
+    return unchecked_figure([
+        {"type": "image", "source": mosaic.data_uri(), "hoverinfo": "skip"},
+        {"type": "scatter", "x": np.tile(xs, mosaic.layers), "y": np.repeat(ys, mosaic.heads), "text": names,
+         "mode": "markers", "marker": {"size": 1, "opacity": 0}, "unselected": {"marker": {"opacity": 0}},
+         "showlegend": False, "hovertemplate": "%{text}<extra></extra>", "name": "tiles"},
+    ], {
         "title": {"text": title}, "height": height, "margin": {"l": 10, "r": 10, "t": top, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)", "hovermode": "closest", "hoverdistance": -1,  # nearest tile centre wins
-        "shapes": frame,
+        **({"shapes": frame} if frame else {}),
         "xaxis": {"tickvals": xs, "ticktext": [f"H{h}" for h in head_ids], "side": "top",
-                  "range": [-pad, mosaic.width - 1 + pad], "showgrid": False, "zeroline": False, "title": None,
+                  "range": [-pad, mosaic.width - 1 + pad], "showgrid": False, "zeroline": False,
                   "constrain": "domain"},
         "yaxis": {"tickvals": ys, "ticktext": [f"L{l}" for l in layer_ids],
-                  "range": [mosaic.height - 1 + pad, -pad], "showgrid": False, "zeroline": False, "title": None,
+                  "range": [mosaic.height - 1 + pad, -pad], "showgrid": False, "zeroline": False,
                   "scaleanchor": "x", "constrain": "domain"},
     })
-    return fig
 
 
 def _frame(mosaic: Mosaic, layer: int, head: int) -> dict:
