@@ -103,3 +103,18 @@ def test_an_error_on_a_model_thread_reaches_the_caller():
     with pytest.raises(RuntimeError, match="checkpoint unreadable"):
         shared.on_model_thread(broken)
     assert shared.on_model_thread(lambda a, b: a + b, 2, 3) == 5  # the thread is still there
+
+
+def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monkeypatch):
+    """The default model traces here, so a class's passes run without the GIL between operations; a mask (or
+    padding) is not in the traced graph and takes the eager pass, which still records the mask."""
+    choice = shared.Choice("minilm")
+    compiled = shared.compiled_pass(choice)
+    assert compiled is not None
+    calls = []
+    monkeypatch.setattr(compiled, "_graph", lambda ids, graph=compiled._graph: calls.append(ids) or graph(ids))
+    plain = shared.compute_run(choice, "a sentence no other test runs, compiled")
+    assert len(calls) == 1 and plain.mask is None
+    masked = shared.compute_run(choice, "a sentence no other test runs, compiled", shared.Mask("causal"))
+    assert len(calls) == 1 and masked.mask is not None
+    assert not (plain.attentions == masked.attentions).all()

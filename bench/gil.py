@@ -1,0 +1,84 @@
+"""A recorded forward pass beside a busy Python thread, as in a Streamlit server (page scripts, the event loop).
+
+An eager pass takes Python's GIL back after each of its operations; beside a thread that keeps Python busy it
+waits for it every time. The compiled pass (model.compiled, one traced TorchScript graph) runs its operations
+without it. CPU time of the thread that runs the pass, median per pass, one torch thread (the image's
+setting), all-MiniLM-L6-v2; Hugging Face's eager BertModel (output_attentions=True) for reference.
+
+    .venv/bin/python bench/gil.py [--lengths 30 128] [--passes 40]
+"""
+import argparse
+import platform
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import torch
+import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from model.bert import BertModel  # noqa: E402
+from model.compiled import CompiledPass  # noqa: E402
+from model.sources import packaged_model_dir  # noqa: E402
+
+
+def cpu_ms(fn, passes: int) -> float:
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(passes):
+        start = time.thread_time()
+        fn()
+        times.append(time.thread_time() - start)
+    return 1e3 * statistics.median(times)
+
+
+class Busy:
+    """A Python thread that never lets go of the interpreter for long (a page script, the event loop)."""
+
+    def __enter__(self):
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+        return self
+
+    def _spin(self):
+        while not self.stop.is_set():
+            sum(range(1000))
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lengths", type=int, nargs="+", default=[30, 128])
+    parser.add_argument("--passes", type=int, default=40)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    directory = packaged_model_dir()
+    ours = BertModel.from_pretrained(directory).eval()
+    hf = transformers.BertModel.from_pretrained(directory, attn_implementation="eager").eval()
+    compiled = CompiledPass(ours, ours.max_positions)
+    print(f"# {time.strftime('%Y-%m-%d')}, {platform.machine()}, 1 torch thread, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}; thread CPU ms per pass, median of {args.passes}\n")
+    print("| tokens | pass | alone | beside a busy Python thread | ratio |")
+    print("|---:|---|---:|---:|---:|")
+    for length in args.lengths:
+        ids = torch.randint(1000, 20000, (1, length))
+        runs = {"ours, eager (record=True)": lambda: ours(ids, record=True),
+                "ours, compiled": lambda: compiled(ids),
+                "Hugging Face, eager": lambda: hf(input_ids=ids, output_attentions=True)}
+        with torch.inference_mode():
+            for name, run in runs.items():
+                alone = cpu_ms(run, args.passes)
+                with Busy():
+                    beside = cpu_ms(run, args.passes)
+                print(f"| {length} | {name} | {alone:.1f} | {beside:.1f} | {beside / alone:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

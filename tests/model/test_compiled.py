@@ -1,0 +1,99 @@
+"""The compiled pass (one traced TorchScript graph) gives what the eager recorded pass gives, bit for bit, at
+every length, for every kind of model the app runs. What it saves is measured by bench/forward.py."""
+import threading
+
+import pytest
+import torch
+import transformers
+
+from model.bert import BertModel
+from model.compiled import CompiledPass, compiled_pass
+from model.text import TextEncoder
+
+TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
+            max_position_embeddings=64, type_vocab_size=2)
+MAX = 64
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    torch.manual_seed(0)
+    hf = transformers.BertModel(transformers.BertConfig(**TINY))
+    directory = tmp_path_factory.mktemp("bert")
+    hf.save_pretrained(directory)
+    return BertModel.from_pretrained(directory)
+
+
+def text_encoder(**kwargs):
+    torch.manual_seed(1)
+    return TextEncoder(99, 32, 4, 3, 48, max_len=MAX, **kwargs).eval()
+
+
+MODELS = {
+    "bert": None,  # the fixture
+    "post-LN sinusoidal gelu": dict(),
+    "pre-LN learned relu": dict(norm_first=True, positional="learned", activation="relu"),
+}
+
+
+def eager(model, ids):
+    with torch.inference_mode():
+        trace = model(ids, record=True).trace
+    return (torch.cat([layer.input for layer in trace.layers] + [trace.output]),
+            torch.cat([layer.self_attn.probs for layer in trace.layers]))
+
+
+@pytest.mark.parametrize("which", MODELS)
+def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(bert, which):
+    model = bert if which == "bert" else text_encoder(**MODELS[which])
+    compiled = compiled_pass(model, MAX)
+    assert isinstance(compiled, CompiledPass)  # this torch traces it: the app takes the fast path
+    g = torch.Generator().manual_seed(3)
+    for T in (1, 2, 3, 10, 63, MAX, 10, 2):  # shorter and longer than the traced example, and back
+        ids = torch.randint(1, 99, (1, T), generator=g)
+        hidden, attentions = compiled(ids)
+        want_hidden, want_attentions = eager(model, ids)
+        assert hidden.shape == (4, T, 32) and attentions.shape == (3, 4, T, T)
+        assert torch.equal(hidden, want_hidden) and torch.equal(attentions, want_attentions), T
+
+
+def test_a_different_sentence_gives_different_maps(bert):
+    compiled = compiled_pass(bert, MAX)
+    a = compiled(torch.tensor([[5, 6, 7, 8]]))[1]
+    b = compiled(torch.tensor([[5, 6, 9, 8]]))[1]
+    assert not torch.equal(a, b)
+
+
+@pytest.mark.parametrize("shape", [(1, 0), (1, MAX + 1), (2, 5), (5,)])
+def test_ids_it_cannot_take_are_refused(bert, shape):
+    with pytest.raises(ValueError, match=r"\(1, T\)"):
+        compiled_pass(bert, MAX)(torch.ones(shape, dtype=torch.long))
+
+
+def test_two_threads_at_once_get_their_own_results(bert):
+    compiled = compiled_pass(bert, MAX)
+    inputs = [torch.randint(1, 99, (1, 20 + i), generator=torch.Generator().manual_seed(i)) for i in range(2)]
+    want = [eager(bert, ids) for ids in inputs]
+    got = [[] for _ in inputs]
+
+    def work(i):
+        for _ in range(20):
+            got[i].append(compiled(inputs[i]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, results in enumerate(got):
+        assert len(results) == 20
+        assert all(torch.equal(h, want[i][0]) and torch.equal(a, want[i][1]) for h, a in results)
+
+
+def test_a_pass_that_cannot_be_traced_leaves_the_eager_path():
+    class Untraceable(torch.nn.Module):
+        def forward(self, ids, record=True):
+            raise RuntimeError("no")
+
+    assert compiled_pass(Untraceable(), MAX) is None
+
