@@ -151,7 +151,7 @@ def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None 
     image = Image.frombytes("P", (canvas.shape[1], canvas.shape[0]), np.ascontiguousarray(canvas).tobytes())
     image.putpalette(PALETTE.tobytes())
     buf = io.BytesIO()
-    image.save(buf, format="PNG", compress_level=3)  # 6 costs 2.6x the time for 4 % fewer bytes
+    image.save(buf, format="PNG", compress_level=1)  # 3: +45 % time for 3 % fewer bytes; 6: 5x the time
     return Mosaic(buf.getvalue(), layers, heads, T, px, gap, factor, repeat, pool, auto_range)
 
 
