@@ -15,6 +15,11 @@ import torch
 from torch import Tensor, nn
 
 
+# torch 2.13 says torch.jit.trace is deprecated (see CompiledPass). A filter, not warnings.catch_warnings(),
+# which is not thread-safe and the tracing runs on a model thread.
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.trace(_method)?` is deprecated", category=DeprecationWarning)
+
+
 class _AttentionsAndInputs(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -37,10 +42,7 @@ class CompiledPass:
 
     def __init__(self, model: nn.Module, max_positions: int):
         self.max_positions = max_positions
-        with torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.trace in torch 2.13: see above
-            # The only Python branch on a tensor is the positional table's length check, done in __call__.
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        with torch.inference_mode():
             self._graph = torch.jit.trace(_AttentionsAndInputs(model).eval(), torch.zeros(1, 2, dtype=torch.long),
                                           check_trace=False)
 

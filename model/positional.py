@@ -49,7 +49,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, seq_len: int) -> Tensor:
         """Returns (1, T, d)."""
-        if seq_len > self.max_len:
+        if not torch.jit.is_tracing() and seq_len > self.max_len:  # model.compiled checks it before the graph
             raise ValueError(f"sequence of {seq_len} tokens is longer than max_len {self.max_len}")
         return self.table[:seq_len].unsqueeze(0)
 
@@ -64,6 +64,6 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, seq_len: int) -> Tensor:
         """Returns (1, T, d)."""
-        if seq_len > self.max_len:
+        if not torch.jit.is_tracing() and seq_len > self.max_len:  # model.compiled checks it before the graph
             raise ValueError(f"sequence of {seq_len} tokens is longer than max_len {self.max_len}")
         return self.weight[:seq_len].unsqueeze(0)

@@ -109,8 +109,8 @@ def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monk
     """The default model traces here, so a class's passes run without the GIL between operations; a mask (or
     padding) is not in the traced graph and takes the eager pass, which still records the mask."""
     choice = shared.Choice("minilm")
-    compiled = shared.compiled_pass(choice)
-    assert compiled is not None
+    compiled = shared.compiling(choice).wait()
+    assert compiled is not None and shared.compiling(choice).ready() is compiled
     calls = []
     monkeypatch.setattr(compiled, "_graph", lambda ids, graph=compiled._graph: calls.append(ids) or graph(ids))
     plain = shared.compute_run(choice, "a sentence no other test runs, compiled")
@@ -118,3 +118,13 @@ def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monk
     masked = shared.compute_run(choice, "a sentence no other test runs, compiled", shared.Mask("causal"))
     assert len(calls) == 1 and masked.mask is not None
     assert not (plain.attentions == masked.attentions).all()
+
+
+def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next():
+    choice = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=7))  # a model no other test builds
+    assert shared.compiling(choice).ready() is None
+    first = shared.compute_run(choice, "the first pass of a new model")
+    compiled = shared.compiling(choice).wait()  # started by that first pass
+    assert compiled is not None
+    again = shared.compute_run(choice, "the first pass of a new model")  # compiled now: the same bits
+    assert (first.attentions == again.attentions).all() and (first.hidden == again.hidden).all()
