@@ -128,3 +128,18 @@ def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next():
     assert compiled is not None
     again = shared.compute_run(choice, "the first pass of a new model")  # compiled now: the same bits
     assert (first.attentions == again.attentions).all() and (first.hidden == again.hidden).all()
+
+
+def test_a_compiled_pass_that_fails_its_first_call_is_not_used(monkeypatch):
+    import model.compiled
+
+    class Broken:
+        def __call__(self, ids):
+            raise RuntimeError("graph cannot run")
+
+    monkeypatch.setattr(model.compiled, "compiled_pass", lambda m, n: Broken())
+    choice = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=8))  # a model no other test builds
+    first = shared.compute_run(choice, "a model whose graph fails")
+    assert shared.compiling(choice).wait() is None
+    again = shared.compute_run(choice, "a model whose graph fails, again")  # eager, no error
+    assert again.attentions.shape[0] == first.attentions.shape[0] == 1
