@@ -2,12 +2,13 @@
 
 Why: an eager pass returns to Python between its ~300 operations, and each return takes Python's GIL. In a
 Streamlit server other threads hold the GIL most of the time (page scripts, the event loop), so an eager pass
-waits for it at every step: all-MiniLM-L6-v2 at 30 tokens costs 41 ms of CPU beside one busy Python thread
-against 14 ms alone. A traced graph runs its operations in C++ without the GIL and costs 14 ms either way.
+waits for it at every step: all-MiniLM-L6-v2 at 30 tokens costs 38 ms of CPU beside one busy Python thread
+against 14 ms alone. A traced graph runs its operations in C++ without the GIL and costs 14 ms either way
+(bench/gil.py).
 
 The graph runs the same ATen operations on the same weights (shared, not copied) in the same order, so its
-results equal the eager pass's bit for bit (tests/model/test_compiled.py checks every length class and
-model kind). Only unmasked sequences of one: a mask or padding takes the eager pass.
+results equal the eager pass's bit for bit (tests/model/test_compiled.py checks lengths from 1 to the
+maximum, for each kind of model). Only unmasked sequences of one: a mask or padding takes the eager pass.
 """
 import warnings
 
