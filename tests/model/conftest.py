@@ -113,6 +113,24 @@ HELPERS = SimpleNamespace(randomize=randomize, blocked=blocked, additive=additiv
                           module_state=module_state)
 
 
+TINY_BERT = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
+                 max_position_embeddings=64, type_vocab_size=2)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory):
+    """Our BertModel read from a random tiny Hugging Face checkpoint (64 positions, 3 layers of 4 heads)."""
+    import transformers
+
+    from model.bert import BertModel
+
+    torch.manual_seed(0)
+    hf = transformers.BertModel(transformers.BertConfig(**TINY_BERT))
+    directory = tmp_path_factory.mktemp("tiny-bert")
+    hf.save_pretrained(directory)
+    return BertModel.from_pretrained(directory)
+
+
 @pytest.fixture
 def h():
     """Helpers shared by the model tests."""

@@ -4,24 +4,11 @@ import threading
 
 import pytest
 import torch
-import transformers
 
-from model.bert import BertModel
 from model.compiled import CompiledPass, compiled_pass
 from model.text import TextEncoder
 
-TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
-            max_position_embeddings=64, type_vocab_size=2)
 MAX = 64
-
-
-@pytest.fixture(scope="module")
-def bert(tmp_path_factory):
-    torch.manual_seed(0)
-    hf = transformers.BertModel(transformers.BertConfig(**TINY))
-    directory = tmp_path_factory.mktemp("bert")
-    hf.save_pretrained(directory)
-    return BertModel.from_pretrained(directory)
 
 
 def text_encoder(**kwargs):
@@ -44,8 +31,8 @@ def eager(model, ids):
 
 
 @pytest.mark.parametrize("which", MODELS)
-def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(bert, which):
-    model = bert if which == "bert" else text_encoder(**MODELS[which])
+def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(tiny_bert, which):
+    model = tiny_bert if which == "bert" else text_encoder(**MODELS[which])
     compiled = compiled_pass(model, MAX)
     assert isinstance(compiled, CompiledPass)  # this torch traces it: the app takes the fast path
     g = torch.Generator().manual_seed(3)
@@ -57,23 +44,23 @@ def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(bert, which)
         assert torch.equal(hidden, want_hidden) and torch.equal(attentions, want_attentions), T
 
 
-def test_a_different_sentence_gives_different_maps(bert):
-    compiled = compiled_pass(bert, MAX)
+def test_a_different_sentence_gives_different_maps(tiny_bert):
+    compiled = compiled_pass(tiny_bert, MAX)
     a = compiled(torch.tensor([[5, 6, 7, 8]]))[1]
     b = compiled(torch.tensor([[5, 6, 9, 8]]))[1]
     assert not torch.equal(a, b)
 
 
 @pytest.mark.parametrize("shape", [(1, 0), (1, MAX + 1), (2, 5), (5,)])
-def test_ids_it_cannot_take_are_refused(bert, shape):
+def test_ids_it_cannot_take_are_refused(tiny_bert, shape):
     with pytest.raises(ValueError, match=r"\(1, T\)"):
-        compiled_pass(bert, MAX)(torch.ones(shape, dtype=torch.long))
+        compiled_pass(tiny_bert, MAX)(torch.ones(shape, dtype=torch.long))
 
 
-def test_two_threads_at_once_get_their_own_results(bert):
-    compiled = compiled_pass(bert, MAX)
+def test_two_threads_at_once_get_their_own_results(tiny_bert):
+    compiled = compiled_pass(tiny_bert, MAX)
     inputs = [torch.randint(1, 99, (1, 20 + i), generator=torch.Generator().manual_seed(i)) for i in range(2)]
-    want = [eager(bert, ids) for ids in inputs]
+    want = [eager(tiny_bert, ids) for ids in inputs]
     got = [[] for _ in inputs]
 
     def work(i):

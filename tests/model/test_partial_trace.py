@@ -4,13 +4,8 @@ import dataclasses
 
 import pytest
 import torch
-import transformers
 
-from model.bert import BertModel
 from model.text import TextEncoder
-
-TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
-            max_position_embeddings=64, type_vocab_size=2)
 
 
 def assert_identical(ours, recorded, where="trace"):
@@ -22,15 +17,6 @@ def assert_identical(ours, recorded, where="trace"):
             assert_identical(getattr(ours, f.name), getattr(recorded, f.name), f"{where}.{f.name}")
     else:
         assert ours == recorded, where
-
-
-@pytest.fixture(scope="module")
-def bert(tmp_path_factory):
-    torch.manual_seed(0)
-    hf = transformers.BertModel(transformers.BertConfig(**TINY))
-    directory = tmp_path_factory.mktemp("bert")
-    hf.save_pretrained(directory)
-    return BertModel.from_pretrained(directory)
 
 
 def text_encoder(norm_first):
@@ -48,8 +34,8 @@ def inputs(batch):
 @pytest.mark.parametrize("which", ["bert", "post-LN", "pre-LN"])
 @pytest.mark.parametrize("batch", [1, 3])
 @pytest.mark.parametrize("masks", ["none", "padding", "causal+padding"])
-def test_one_layer_recorded_alone_equals_the_full_trace(bert, which, batch, masks):
-    model = bert if which == "bert" else text_encoder(which == "pre-LN")
+def test_one_layer_recorded_alone_equals_the_full_trace(tiny_bert, which, batch, masks):
+    model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
     ids, attention_mask = inputs(batch)
     attention_mask = None if masks == "none" else attention_mask
     attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
@@ -61,10 +47,10 @@ def test_one_layer_recorded_alone_equals_the_full_trace(bert, which, batch, mask
             assert_identical(alone, recorded, f"layer {i}")
 
 
-def test_a_different_input_gives_a_different_layer(bert):
+def test_a_different_input_gives_a_different_layer(tiny_bert):
     """The recomputation reads its input: not a trace kept from an earlier call."""
     ids, _ = inputs(1)
     with torch.inference_mode():
-        trace = bert(ids, record=True).trace
-        other = bert.trace_layer(1, trace.layers[0].input)  # layer 0's input fed to layer 1
+        trace = tiny_bert(ids, record=True).trace
+        other = tiny_bert.trace_layer(1, trace.layers[0].input)  # layer 0's input fed to layer 1
     assert not torch.equal(other.self_attn.probs, trace.layers[1].self_attn.probs)
