@@ -21,15 +21,20 @@ from torch import Tensor, nn
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.trace(_method)?` is deprecated", category=DeprecationWarning)
 
 
+def inputs_and_attentions(trace) -> tuple[Tensor, Tensor]:
+    """What the app keeps of a StackTrace: each layer's input then the stack's output (layers + 1, T, E), and
+    every layer's attention probabilities (layers, heads, T, T); batch of one."""
+    return (torch.cat([layer.input for layer in trace.layers] + [trace.output]),
+            torch.cat([layer.self_attn.probs for layer in trace.layers]))
+
+
 class _AttentionsAndInputs(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
 
     def forward(self, ids: Tensor) -> tuple[Tensor, Tensor]:
-        trace = self.model(ids, record=True).trace
-        return (torch.cat([layer.input for layer in trace.layers] + [trace.output]),
-                torch.cat([layer.self_attn.probs for layer in trace.layers]))
+        return inputs_and_attentions(self.model(ids, record=True).trace)
 
 
 class CompiledPass:

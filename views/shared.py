@@ -305,16 +305,17 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     padding = np.array([False] * (len(ids) - pad) + [True] * pad)
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding
-    compiled = compiling(choice).ready() if plain else None
+    holder = compiling(choice) if plain else None
+    compiled = holder.ready() if holder is not None else None
     if compiled is not None:  # the same numbers, without waiting for the GIL between operations
         (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
-        attentions = attentions.numpy()
-        attentions.flags.writeable = False
     else:
-        attentions, hidden, additive = on_model_thread(_forward, loaded.model, torch.tensor([ids]), attention_mask,
+        hidden, attentions, additive = on_model_thread(_forward, loaded.model, torch.tensor([ids]), attention_mask,
                                                        attn_mask)
-        if plain:
-            compiling(choice).start()  # for the next pass of this model
+        if holder is not None:
+            holder.start()  # for the next pass of this model
+    attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
+    attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
                encoded.total_tokens, attentions, hidden, additive)
 
@@ -364,16 +365,13 @@ def compiling(choice: Choice) -> Compiling:
 
 
 def _forward(model, ids, attention_mask, attn_mask) -> tuple:
-    """One recorded pass: (attentions (layers, heads, T, T) read-only, each layer's input then the output
-    (layers + 1, T, E), the additive mask every layer applied)."""
-    import torch
+    """One recorded eager pass: model.compiled.inputs_and_attentions of its trace, and the additive mask every
+    layer applied."""
+    from model.compiled import inputs_and_attentions
 
     trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
-    hidden = torch.cat([layer.input for layer in trace.layers] + [trace.output])
     additive = trace.layers[0].self_attn.mask  # the same in every layer: attn_mask and padding, merged
-    attentions = torch.cat([layer.self_attn.probs for layer in trace.layers]).numpy()
-    attentions.flags.writeable = False
-    return attentions, hidden, additive
+    return (*inputs_and_attentions(trace), additive)
 
 
 COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" (whole model), "layer", ...
