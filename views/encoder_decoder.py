@@ -111,7 +111,7 @@ st.caption("The encoder reads the source; the decoder reads the target so far. E
            "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention).")
 st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
         "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
-        "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.", icon="ℹ️")
+        "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.", icon=":material/info:")
 
 src, tgt = texts()
 st.sidebar.subheader("Random encoder-decoder")

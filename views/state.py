@@ -18,7 +18,7 @@ def notice(message: str) -> None:
 def show_notices() -> None:
     """Show (once) what was ignored or changed, e.g. a bad value in the link."""
     for message in st.session_state.pop(_NOTICES, []):
-        st.warning(message, icon="⚠️")
+        st.warning(message, icon=":material/warning:")
 
 
 def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[object], bool], describe: str):
