@@ -4,14 +4,14 @@ Icons are Material Symbols, which Streamlit ships, so they show offline and with
 import plotly.io as pio
 import streamlit as st
 
-from views import navigation
+from views import navigation, state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
 pio.templates.default = None
 
 st.set_page_config(page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide")
-st.navigation(navigation.pages(lambda: [
+pages = navigation.pages(lambda: [
     st.Page("views/heatmap.py", title="Attention heatmap", icon=":material/grid_on:", url_path="heatmap",
             default=True),
     st.Page("views/all_heads.py", title="All heads", icon=":material/apps:", url_path="all-heads"),
@@ -22,4 +22,6 @@ st.navigation(navigation.pages(lambda: [
     st.Page("views/architecture.py", title="Architecture", icon=":material/account_tree:", url_path="architecture"),
     st.Page("views/encoder_decoder.py", title="Encoder-decoder", icon=":material/translate:",
             url_path="encoder-decoder"),
-])).run()
+])
+with state.url_writes():  # one URL message per run, not one per widget
+    st.navigation(pages).run()

@@ -130,6 +130,7 @@ class StepResult:
     seconds: float = 0.0
     bytes: int = 0
     messages: int = 0  # ForwardMsgs received (one websocket frame each)
+    url_messages: int = 0  # of which page_info_changed: the whole query string, sent on each URL write
     charts: int = 0
     fragment_run: bool = False
     cached: int = 0  # messages the server sent as a reference to the client's message cache
@@ -319,6 +320,7 @@ class Session:
             self._pages(msg.navigation.app_pages)
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
+            result.url_messages += 1
         elif kind == "page_not_found":
             result.problems.append(f"page not found: {msg.page_not_found.page_name!r}")
         elif kind == "session_event" and msg.session_event.WhichOneof("type") == "script_compilation_exception":
@@ -384,6 +386,7 @@ class StepRecord:
     messages: int = 0
     value: object = None  # what the step set (slider value, sentence)
     query_string: str = ""  # the URL's query string after the step, as the browser would show it
+    url_messages: int = 0  # page_info_changed messages in the step
 
 
 @dataclass
@@ -447,7 +450,7 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
         out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
         out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
                                     result.fragment_run, result.cached, result.messages, value,
-                                    session.query_string))
+                                    session.query_string, result.url_messages))
         return True
 
     def move(key: str):

@@ -37,7 +37,7 @@ def describe(mosaic: Mosaic) -> str:
 
 def big_view_params(text: str, choice: shared.Choice, layer: int, head: int) -> dict[str, str]:
     """The heatmap page's link: this page's settings (a random model's config too), at this layer and head."""
-    params = {k: v for k, v in st.query_params.to_dict().items() if k not in ("pool", "tile")}
+    params = {k: v for k, v in state.url_params().items() if k not in ("pool", "tile")}
     params.update(text=text, model=choice.key, layer=str(layer), head=str(head), mean="0")
     return params
 
@@ -65,7 +65,7 @@ text = shared.sentence()
 run = shared.run(choice, text)
 
 
-@st.fragment
+@state.fragment
 def heads_view(choice: shared.Choice, text: str, run: shared.Run) -> None:
     """Settings, mosaic, sliders and preview: a move reruns only this part of the page (no sidebar, no text box)."""
     notices = st.container()

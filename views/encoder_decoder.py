@@ -78,7 +78,7 @@ def texts() -> tuple[str, str]:
             st.info(f"Type {what} above to see the encoder-decoder attention.")
     if not (src.strip() and tgt.strip()):
         state.show_notices()
-        st.stop()
+        state.stop()
     return src, tgt
 
 

@@ -14,7 +14,7 @@ text = shared.sentence()
 run = shared.run(choice, text)
 
 
-@st.fragment
+@state.fragment
 def head_view(run: shared.Run) -> None:
     """Sliders, map and downloads: a slider move reruns only this part of the page (no sidebar, no text box)."""
     col1, col2, col3 = st.columns([2, 2, 1])

@@ -210,7 +210,7 @@ def model_choice(container=None) -> Choice:
     labels = {s.key: s.label for s in all_sources}
     if not available:
         st.error("No model is available: " + "; ".join(f"{s.label}: {s.reason}" for s in all_sources))
-        st.stop()
+        state.stop()
     default = DEFAULT_KEY if any(s.key == DEFAULT_KEY for s in available) else available[0].key
     key = state.choice("Model", "model", [s.key for s in available], default, container=container,
                        format_func=lambda k: labels.get(k, k))
@@ -263,7 +263,7 @@ def sentence(label: str = "Sentence", name: str = "text", default: str = DEFAULT
     value = state.text(label, name, default, MAX_TEXT_CHARS, height=80)
     if not value.strip():
         st.info("Type a sentence above to see its attention.")
-        st.stop()
+        state.stop()
     return value
 
 
@@ -391,7 +391,7 @@ def cached(key, compute, what: str = "The model", kind: str = "forward"):
                 result = compute()
         except Exception as e:
             st.error(f"{what} could not run: {e}")
-            st.stop()
+            state.stop()
         with _COMPUTED_LOCK:
             COMPUTED[kind] += 1
         cache.put(key, result)

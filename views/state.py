@@ -3,12 +3,17 @@ and is written back, so any view is a link a lecturer can put on a slide.
 
 Values from the URL are checked; a bad one is ignored with a notice on the page.
 """
+import functools
+import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
+from contextlib import contextmanager
 
 import streamlit as st
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 _NOTICES = "_notices"
+_writes = threading.local()  # .pending: the URL writes of the run in this thread, or None outside a batch
 
 
 def notice(message: str) -> None:
@@ -41,12 +46,62 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
     st.session_state[name] = value
 
 
+@contextmanager
+def url_writes():
+    """Send the URL writes made inside as one message, when the block ends.
+
+    Streamlit sends the browser the whole query string on each write: a first visit writes six or more
+    parameters. Nested blocks (a fragment run inside its page's run) join the outer one. A run interrupted
+    by a rerun sends nothing: the next run writes again. Stop a page with stop(), which sends them first."""
+    if getattr(_writes, "pending", None) is not None:
+        yield
+        return
+    _writes.pending = {}
+    try:
+        yield
+        send_url_writes()
+    finally:
+        _writes.pending = None
+
+
+def send_url_writes() -> None:
+    pending = getattr(_writes, "pending", None)
+    if pending:
+        st.query_params.update(pending)
+        pending.clear()
+
+
+def stop() -> NoReturn:
+    """st.stop(), after sending the URL writes made so far (Streamlit sends nothing once a stop is asked)."""
+    send_url_writes()
+    st.stop()
+
+
+def fragment(fn: Callable) -> Callable:
+    """st.fragment whose URL writes are sent as one message (a fragment's rerun runs without its page)."""
+    @functools.wraps(fn)
+    def batched(*args, **kwargs):
+        with url_writes():
+            return fn(*args, **kwargs)
+
+    return st.fragment(batched)
+
+
+def url_params() -> dict[str, str]:
+    """The page's query parameters as they will be after this run: the URL, and the writes not yet sent."""
+    return {**st.query_params.to_dict(), **(getattr(_writes, "pending", None) or {})}
+
+
 def _finish(name: str, dump: Callable[[object], str]) -> object:
     value = st.session_state[name]
     st.session_state[_KEEP + name] = value
     text = dump(value)
-    if st.query_params.get(name) != text:  # each write sends the browser the whole query string again
-        st.query_params[name] = text
+    pending = getattr(_writes, "pending", None)
+    if pending is None:
+        if st.query_params.get(name) != text:  # each write sends the browser the whole query string again
+            st.query_params[name] = text
+    elif pending.get(name, st.query_params.get(name)) != text:
+        pending[name] = text
     return value
 
 

@@ -52,6 +52,8 @@ def test_empty_text_asks_for_a_sentence():
     assert not at.exception
     assert any("Type a sentence" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 0
+    # the page stopped early; what it had drawn before is still written to the link
+    assert "model" in at.query_params and "img" in at.query_params
 
 
 def test_long_text_is_truncated_and_says_so():

@@ -2,6 +2,7 @@
 errors; and proof that the generator sees a broken page and follows st.fragment reruns. No timing asserts:
 timings belong to bench/load.py."""
 import textwrap
+from urllib.parse import parse_qs
 
 from bench.load import APPS, STEPS, run_load, spawn
 
@@ -57,6 +58,10 @@ def test_eight_students_on_the_app_see_no_error():
         # what the student set is what the page wrote back to its URL (the frontend's query string)
         assert f"layer={layer.value}" in layer.query_string and f"head={head.value}" in head.query_string
         assert sentence.value.split()[0] in sentence.query_string
+        # a run's URL writes reach the browser as one message, not one per widget (6 on a first visit)
+        assert [s.url_messages for s in outcome.steps] == [1, 1, 1, 1, 1], report.table()
+        opened = parse_qs(outcome.steps[0].query_string)
+        assert {"text", "model", "img", "layer", "head", "mean", "auto"} <= set(opened), opened
     assert report.server_cpu_s > 0 and report.rss_mb["peak"] > 0
 
 
