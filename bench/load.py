@@ -173,6 +173,7 @@ class Session:
         self.page_hash = ""  # the page the server says we are on (ForwardMsg.navigation / new_session)
         self.main_hash = ""
         self.pages: dict[str, str] = {}  # url_pathname -> page_script_hash
+        self.navigated = False  # an st.navigation app: its navigation messages hold the url paths
         self.widgets: dict[str, Widget] = {}
         self.cache: dict[str, list] = {}  # hash -> [ForwardMsg, run count when last used, fragment id]
         self.run_count = 0  # finished runs, for the cache's ages
@@ -314,9 +315,11 @@ class Session:
             self.max_age = msg.new_session.config.max_cached_message_age or 2
             if msg.new_session.app_pages:
                 self.page_hash = msg.new_session.page_script_hash
-                self._pages(msg.new_session.app_pages)
+                if not self.navigated:  # st.navigation's url paths win: new_session names pages by their titles
+                    self._pages(msg.new_session.app_pages)
         elif kind == "navigation":
             self.page_hash = msg.navigation.page_script_hash
+            self.navigated = True
             self._pages(msg.navigation.app_pages)
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string

@@ -61,13 +61,13 @@ st.caption("Every layer (rows) × every head (columns) at once, each tile a quer
            "Pick a head below, or click its tile, to look at it large.")
 
 choice = shared.model_choice()
-text = shared.sentence()
-run = shared.run(choice, text)
 
 
 @state.fragment
-def heads_view(choice: shared.Choice, text: str, run: shared.Run) -> None:
-    """Settings, mosaic, sliders and preview: a move reruns only this part of the page (no sidebar, no text box)."""
+def heads_view(choice: shared.Choice) -> None:
+    """Sentence, settings, mosaic, sliders and preview: typing or a move reruns only this part (not the sidebar)."""
+    text = shared.sentence()
+    run = shared.run(choice, text)
     notices = st.container()
     c1, c2, c3 = st.columns([2, 2, 1])
     pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=c1, widget="radio",
@@ -92,4 +92,4 @@ def heads_view(choice: shared.Choice, text: str, run: shared.Run) -> None:
     preview(run, layer, head, auto, right)
 
 
-heads_view(choice, text, run)
+heads_view(choice)

@@ -10,13 +10,13 @@ st.caption("Each row is a query token; its cells are the softmax probabilities o
            "Every row sums to 1.")
 
 choice = shared.model_choice()
-text = shared.sentence()
-run = shared.run(choice, text)
 
 
 @state.fragment
-def head_view(run: shared.Run) -> None:
-    """Sliders, map and downloads: a slider move reruns only this part of the page (no sidebar, no text box)."""
+def head_view(choice: shared.Choice) -> None:
+    """Sentence, sliders, map and downloads: typing or moving a slider reruns only this part (not the sidebar)."""
+    text = shared.sentence()
+    run = shared.run(choice, text)
     col1, col2, col3 = st.columns([2, 2, 1])
     layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
     mean = state.toggle("Mean of heads", "mean", False, container=col3)
@@ -30,11 +30,12 @@ def head_view(run: shared.Run) -> None:
                                       auto_range=auto_range), config=shared.chart_config())
     st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
-    c1, c2 = st.columns(2)
-    c1.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                       file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", mime="text/csv")
-    c2.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                       file_name="attention_trace.npz", mime="application/octet-stream")
+    downloads = st.container(horizontal=True)  # one block, where st.columns(2) sent three
+    downloads.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                              file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv",
+                              mime="text/csv")
+    downloads.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
+                              file_name="attention_trace.npz", mime="application/octet-stream")
 
 
-head_view(run)
+head_view(choice)

@@ -398,9 +398,21 @@ def cached(key, compute, what: str = "The model", kind: str = "forward"):
     return result
 
 
+_HELD = "_held_runs"  # session state: the runs this session's page drew last (a page draws at most two)
+
+
 def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
-    """The cached run for (model, text, mask); computed once, then shared."""
-    result = cached((choice, text, mask), lambda: compute_run(choice, text, mask))
+    """The run for (model, text, mask): computed once, then shared through the bounded cache.
+
+    The session also holds the runs its page drew last, so that a slider move never runs the model again,
+    even after the rest of the class has pushed the run out of the shared cache. These are references to
+    the shared, read-only runs, released with the session."""
+    key = (choice, text, mask)
+    held = st.session_state.get(_HELD, ())
+    result = next((r for r in held if r.key == key), None)
+    if result is None:
+        result = cached(key, lambda: compute_run(choice, text, mask))
+    st.session_state[_HELD] = (result, *(r for r in held if r is not result))[:2]
     if result.truncated:
         state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
                      "so the rest was cut.")

@@ -77,3 +77,17 @@ def test_chart_toolbar_downloads_the_chosen_format(fmt):
     config = json.loads(at.get("plotly_chart")[0].proto.config)
     assert config["toImageButtonOptions"]["format"] == fmt
     assert config["displaylogo"] is False
+
+
+def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_the_cache():
+    from views import shared
+
+    at = run(text="Mine alone")
+    forward = shared.COMPUTED["forward"]
+    shared._runs.clear()  # forty other students' sentences pushed this run out of the shared cache
+    at.slider[0].set_value(2).run()
+    at.slider[1].set_value(5).run()
+    assert not at.exception and at.slider[0].value == 2
+    assert shared.COMPUTED["forward"] == forward
+    at.text_area[0].input("A new sentence").run()  # a new sentence is one pass
+    assert shared.COMPUTED["forward"] == forward + 1
