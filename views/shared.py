@@ -18,6 +18,7 @@ MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 MASK_KINDS = ("none", "causal", "padding", "custom", "causal+padding")
+SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,16 @@ def on_model_thread(fn: Callable, *args):
     Streamlit runs every rerun in a thread of its own, and a forward pass costs more CPU in a thread that has
     never run one: MiniLM, 30 tokens, 15.4 ms against 13.9 ms on a reused thread with one torch thread, 23.7
     against 20.7 ms of process CPU with two.
+
+    The page shows a spinner only for a pass still running after SPINNER_AFTER s (st.spinner then waits
+    0.5 s more before it draws): st.spinner starts a thread and sends a message even for a 14 ms pass.
     """
-    return _model_threads().submit(_inference, fn, args).result()
+    future = _model_threads().submit(_inference, fn, args)
+    try:
+        return future.result(timeout=SPINNER_AFTER)
+    except TimeoutError:  # a long pass (a big model, a long text, a busy server): say so on the page
+        with st.spinner("Running the model…"):
+            return future.result()
 
 
 def _inference(fn: Callable, args: tuple):
@@ -387,8 +396,7 @@ def cached(key, compute, what: str = "The model", kind: str = "forward"):
     result = cache.get(key)
     if result is None:
         try:
-            with st.spinner("Running the model…"):
-                result = compute()
+            result = compute()  # a long pass shows its spinner (on_model_thread)
         except Exception as e:
             st.error(f"{what} could not run: {e}")
             state.stop()

@@ -105,6 +105,24 @@ def test_an_error_on_a_model_thread_reaches_the_caller():
     assert shared.on_model_thread(lambda a, b: a + b, 2, 3) == 5  # the thread is still there
 
 
+def test_only_a_long_pass_shows_a_spinner(monkeypatch):
+    """st.spinner costs a thread and a message: a 14 ms pass goes without, a pass past SPINNER_AFTER gets one."""
+    import contextlib
+    import time
+
+    shown = []
+
+    @contextlib.contextmanager
+    def spinner(text):
+        shown.append(text)
+        yield
+
+    monkeypatch.setattr(shared.st, "spinner", spinner)
+    assert shared.on_model_thread(lambda: "quick") == "quick" and shown == []
+    assert shared.on_model_thread(lambda: time.sleep(shared.SPINNER_AFTER + 0.2) or "slow") == "slow"
+    assert shown == ["Running the model…"]
+
+
 def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monkeypatch):
     """The default model traces here, so a class's passes run without the GIL between operations; a mask (or
     padding) is not in the traced graph and takes the eager pass, which still records the mask."""
