@@ -85,8 +85,8 @@ def heads_view(choice: shared.Choice) -> None:
     head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
     with notices:
         state.show_notices()
-    left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view", icon=":material/zoom_in:",
-                   query_params=big_view_params(text, choice, layer, head))
+    left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view",
+                   icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
     chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
                        on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right)

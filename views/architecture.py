@@ -54,7 +54,10 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     show_table(costs)
     ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
     line = f"Sum of the parameters = {ours:,}; PyTorch counts sum(p.numel()) = {torch_count:,}"
-    (st.success if ours == torch_count else st.error)(line, icon=":material/check_circle:" if ours == torch_count else ":material/cancel:")
+    if ours == torch_count:
+        st.success(line, icon=":material/check_circle:")
+    else:
+        st.error(line, icon=":material/cancel:")
     st.plotly_chart(cost_bars(costs, title), config=shared.chart_config())
     symbols = (f"h = d_model = {shape.d_model}, f = d_ff = {shape.d_ff}, l = {seq_len} tokens, "
                f"V = {shape.vocab_size:,} words in the vocabulary"

@@ -7,8 +7,6 @@ import copy
 import threading
 from collections.abc import Callable
 
-import streamlit as st
-
 _built: list = []
 _lock = threading.Lock()
 
@@ -19,4 +17,3 @@ def pages(build: Callable[[], list]) -> list:
         if not _built:
             _built.extend(build())
     return [copy.copy(page) for page in _built]
-

@@ -6,8 +6,8 @@ Values from the URL are checked; a bad one is ignored with a notice on the page.
 import functools
 import threading
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 from contextlib import contextmanager
+from typing import NoReturn
 
 import streamlit as st
 
