@@ -8,27 +8,16 @@ encodes once in C. Heatmaps of 30, 128 and 512 tokens and the all-heads image (6
 """
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import plotly.io as pio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.timing import cpu_ms  # noqa: E402
 from viz.attention import attention_heatmap  # noqa: E402
 from viz.mosaic import build_mosaic, mosaic_figure  # noqa: E402
-
-
-def cpu_ms(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.thread_time()
-        fn()
-        times.append(time.thread_time() - start)
-    return 1000 * statistics.median(times)
 
 
 def figures() -> dict[str, dict]:

@@ -9,7 +9,6 @@ setting), all-MiniLM-L6-v2; Hugging Face's eager BertModel (output_attentions=Tr
 """
 import argparse
 import platform
-import statistics
 import sys
 import threading
 import time
@@ -19,20 +18,10 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.timing import cpu_ms  # noqa: E402
 from model.bert import BertModel  # noqa: E402
 from model.compiled import CompiledPass  # noqa: E402
 from model.sources import packaged_model_dir  # noqa: E402
-
-
-def cpu_ms(fn, passes: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(passes):
-        start = time.thread_time()
-        fn()
-        times.append(time.thread_time() - start)
-    return 1e3 * statistics.median(times)
 
 
 class Busy:
@@ -74,9 +63,9 @@ def main():
                 "Hugging Face, eager": lambda: hf(input_ids=ids, output_attentions=True)}
         with torch.inference_mode():
             for name, run in runs.items():
-                alone = cpu_ms(run, args.passes)
+                alone = cpu_ms(run, args.passes, warmup=3)
                 with Busy():
-                    beside = cpu_ms(run, args.passes)
+                    beside = cpu_ms(run, args.passes, warmup=3)
                 print(f"| {length} | {name} | {alone:.1f} | {beside:.1f} | {beside / alone:.2f} |", flush=True)
 
 
