@@ -2,8 +2,8 @@
 import streamlit as st
 
 from views import shared, state
-from viz.attention import attention_heatmap
-from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure
+from viz.attention import heatmap_spec
+from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
 
 TILE_SIZES = (32, 48, 64, 96)
 PREVIEW_MAX_TOKENS = 128  # longer sentences get an image preview, not T x T numbers
@@ -46,7 +46,7 @@ def preview(run: shared.Run, layer: int, head: int, auto: bool, container) -> No
     """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
     title = f"Layer {layer}, head {head}"
     if len(run.tokens) <= PREVIEW_MAX_TOKENS:
-        fig = attention_heatmap(run.attentions[layer, head], run.tokens, run.tokens, title=title, auto_range=auto)
+        fig = heatmap_spec(run.attentions[layer, head], run.tokens, run.tokens, title=title, auto_range=auto)
     else:
         tile = build_mosaic(run.attentions[layer:layer + 1, head:head + 1], tile=256, auto_range=auto)
         fig = mosaic_figure(tile, max_height=420, title=title, first_layer=layer, first_head=head)
@@ -87,7 +87,7 @@ def heads_view(choice: shared.Choice) -> None:
         state.show_notices()
     left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view",
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
-    chart.plotly_chart(mosaic_figure(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
+    chart.plotly_chart(mosaic_spec(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
                        on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right)
 

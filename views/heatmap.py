@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.attention import attention_heatmap
+from viz.attention import heatmap_spec
 
 st.title("Attention heatmap")
 st.caption("Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
@@ -26,8 +26,8 @@ def head_view(choice: shared.Choice) -> None:
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
     which = "mean of heads" if mean else f"head {head}"
-    st.plotly_chart(attention_heatmap(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
-                                      auto_range=auto_range), config=shared.chart_config())
+    st.plotly_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
+                                 auto_range=auto_range), config=shared.chart_config())
     st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
     downloads = st.container(horizontal=True)  # one block, where st.columns(2) sent three

@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.attention import attention_heatmap
+from viz.attention import heatmap_spec
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
 KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
@@ -122,7 +122,7 @@ left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[m
 left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
              "(column).")
 if big_map in ("both", "attention"):
-    right.plotly_chart(attention_heatmap(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
+    right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
                                          title=f"Attention with the mask · layer {layer}, head {head}"),
                        config=shared.chart_config())
     right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")

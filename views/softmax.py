@@ -5,8 +5,16 @@ import numpy as np
 import streamlit as st
 
 from views import shared, state
-from viz.softmax import (SCALE_OPTIONS, as_neg_inf, entropy, probability_bars, scale_factor, scale_label,
-                         score_bars, softmax_row)
+from viz.softmax import (
+    SCALE_OPTIONS,
+    as_neg_inf,
+    entropy,
+    probability_bars,
+    scale_factor,
+    scale_label,
+    score_bars,
+    softmax_row,
+)
 
 st.title("Softmax rows")
 st.caption("One query token's row of attention, step by step: the dot products with every key, scaled, "

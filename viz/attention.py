@@ -4,6 +4,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.spec import FigureSpec
+
 # The chart toolbar: PNG download by default, no plotly logo.
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
@@ -28,19 +30,16 @@ def axis_labels(tokens) -> list[str]:
 _INVISIBLE_BITS = str.maketrans({"0": "\u200b", "1": "\u200c"})  # zero-width space, zero-width non-joiner
 
 
-def unchecked_figure(data: list[dict], layout: dict) -> go.Figure:
-    """go.Figure(data, layout) without plotly's check and coercion of every property, which costs about 1 ms
-    per heatmap, on every rerun. Only for properties given as validation would leave them (a colour scale
-    as its list of stops, not its name): tests/viz/test_unchecked_figures.py compares each figure's JSON with
-    the checked figure's, byte for byte. Traces are dicts with their "type"."""
-    return go.Figure(data, layout, _validate=False)
-
-
 VIRIDIS = go.Heatmap(colorscale="Viridis").colorscale  # the stops plotly's check turns "Viridis" into
 
 
 def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> go.Figure:
     """probs (L, S) in [0, 1]; NaN cells (blocked) are drawn as gaps. Colour range fixed to 0..1 unless auto_range."""
+    return heatmap_spec(probs, query_tokens, key_tokens, title, auto_range).figure()
+
+
+def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> FigureSpec:
+    """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec)."""
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
@@ -52,7 +51,7 @@ def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_ran
     if not auto_range:
         heat.update(zmin=0.0, zmax=1.0)
     side = max(360, min(900, 22 * max(z.shape) + 160))
-    return unchecked_figure([heat], {
+    return FigureSpec([heat], {
         # the title sits above the key labels and their axis title, not on them
         "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         "height": side + 80, "margin": {"l": 10, "r": 10, "t": 130, "b": 10},

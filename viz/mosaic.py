@@ -14,7 +14,7 @@ import plotly.colors
 import plotly.graph_objects as go
 from PIL import Image
 
-from viz.attention import unchecked_figure
+from viz.spec import FigureSpec
 
 LEVELS = 254  # colour levels of a probability; + NaN colour + gap colour = one 256-colour PNG palette
 NAN_INDEX, GAP_INDEX = 254, 255
@@ -157,6 +157,12 @@ def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None 
 
 def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_layer: int = 0,
                   first_head: int = 0, highlight: tuple[int, int] | None = None) -> go.Figure:
+    """The mosaic as a plotly image; see mosaic_spec."""
+    return mosaic_spec(mosaic, max_height, title, first_layer, first_head, highlight).figure()
+
+
+def mosaic_spec(mosaic: Mosaic, max_height: int = 900, title: str = "", first_layer: int = 0,
+                first_head: int = 0, highlight: tuple[int, int] | None = None) -> FigureSpec:
     """The mosaic as a plotly image with "L0".."Ln" / "H0".."Hn" ticks at tile centres.
 
     An invisible marker at each tile centre (trace 1, point index = layer * heads + head) gives the
@@ -174,9 +180,9 @@ def mosaic_figure(mosaic: Mosaic, max_height: int = 900, title: str = "", first_
     height = int(min(max_height, max(260, mosaic.height + top + 10)))
     frame = [] if highlight is None else [
         {"type": "rect", "line": {"color": "#ff2b2b", "width": 3}, **_frame(mosaic, *highlight)}]
-    # One constructor call with every trace and the whole layout (add_trace/add_shape/update_layout each
-    # validated the figure again, 8 ms per rerun), unchecked (see unchecked_figure).
-    return unchecked_figure([
+    # Every trace and the whole layout at once, as dicts (add_trace/add_shape/update_layout each validated the
+    # figure again, 8 ms per rerun; see viz.spec).
+    return FigureSpec([
         {"type": "image", "source": mosaic.data_uri(), "hoverinfo": "skip"},
         {"type": "scatter", "x": np.tile(xs, mosaic.layers), "y": np.repeat(ys, mosaic.heads), "text": names,
          "mode": "markers", "marker": {"size": 1, "opacity": 0}, "unselected": {"marker": {"opacity": 0}},

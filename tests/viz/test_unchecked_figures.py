@@ -1,6 +1,7 @@
-"""The figures built without plotly's checks (viz.attention.unchecked_figure) send the same figure to the
-browser as the same figure checked: Streamlit's st.plotly_chart runs plotly.io.to_json on what it is given, and
-plotly's check (what go.Figure(dict) does) would change any property not already in its final form."""
+"""The figures built without plotly's checks (viz.spec: a FigureSpec, and the unchecked go.Figure it gives) send
+the same figure to the browser as the same figure checked: Streamlit's st.plotly_chart runs plotly.io.to_json on
+the figure's to_dict(), and plotly's check (what go.Figure(dict) does) would change any property not already in
+its final form."""
 import json
 
 import numpy as np
@@ -8,8 +9,9 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from viz.attention import attention_heatmap
-from viz.mosaic import build_mosaic, mosaic_figure
+from viz.attention import attention_heatmap, heatmap_spec
+from viz.mosaic import build_mosaic, mosaic_spec
+from viz.spec import FigureSpec
 
 RNG = np.random.default_rng(0)
 PROBS = RNG.dirichlet(np.ones(7), size=5).astype(np.float32)  # (5 queries, 7 keys)
@@ -26,20 +28,38 @@ def checked(fig: go.Figure) -> go.Figure:
     return go.Figure(fig.to_dict())
 
 
-FIGURES = {
-    "heatmap": lambda: attention_heatmap(PROBS, list("abcde"), list("vwxyzab"), title="Layer 0, head 1"),
-    "auto range": lambda: attention_heatmap(PROBS, list("abcde"), list("vwxyzab"), auto_range=True),
-    "blocked cells, repeats, html": lambda: attention_heatmap(BLOCKED, ["<b>", "a", "a", "&", "a"], list("vwxyzab")),
-    "mosaic": lambda: mosaic_figure(build_mosaic(ATTN, tile=32)),
-    "mosaic, highlight, title": lambda: mosaic_figure(build_mosaic(ATTN, tile=48, auto_range=True), title="t",
-                                                      highlight=(2, 3), first_layer=1, first_head=2),
+SPECS = {
+    "heatmap": lambda: heatmap_spec(PROBS, list("abcde"), list("vwxyzab"), title="Layer 0, head 1"),
+    "auto range": lambda: heatmap_spec(PROBS, list("abcde"), list("vwxyzab"), auto_range=True),
+    "blocked cells, repeats, html": lambda: heatmap_spec(BLOCKED, ["<b>", "a", "a", "&", "a"], list("vwxyzab")),
+    "mosaic": lambda: mosaic_spec(build_mosaic(ATTN, tile=32)),
+    "mosaic, highlight, title": lambda: mosaic_spec(build_mosaic(ATTN, tile=48, auto_range=True), title="t",
+                                                    highlight=(2, 3), first_layer=1, first_head=2),
 }
 
 
-@pytest.mark.parametrize("name", FIGURES)
+@pytest.mark.parametrize("name", SPECS)
 def test_an_unchecked_figure_sends_what_the_checked_one_sends(name):
-    fig = FIGURES[name]()
+    fig = SPECS[name]().figure()
     assert sent(fig) == sent(checked(fig))
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_a_figure_spec_sends_what_its_figure_sends(name):
+    spec = SPECS[name]()
+    assert sent(spec) == sent(spec.figure())
+    assert "bdata" in json.dumps(sent(spec)["data"])  # numbers go as binary, not as lists of decimals
+
+
+def test_a_figure_spec_is_not_changed_by_sending_it():
+    z = np.array([[0.25, 0.75]], dtype=np.float32)
+    spec = FigureSpec([{"type": "heatmap", "z": z, "x": ["a", "b"], "y": ["q"]}], {"height": 300})
+    first = sent(spec)
+    assert spec.to_dict() is not spec.to_dict()
+    assert spec._spec[0][0]["z"] is z and spec._spec[1] == {"height": 300}  # arrays still arrays, no template
+    assert sent(spec) == first
+    template = go.Figure().to_dict()["layout"].get("template")  # plotly's, or None if app.py set no default
+    assert spec.to_dict()["layout"].get("template") == template
 
 
 def test_the_check_would_catch_a_property_left_unfinished():
