@@ -69,12 +69,13 @@ def heads_view(choice: shared.Choice) -> None:
     text = shared.sentence()
     run = shared.run(choice, text)
     notices = st.container()
-    c1, c2, c3 = st.columns([2, 2, 1])
-    pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=c1, widget="radio",
+    settings = st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
+    pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=settings, widget="radio",
                         horizontal=True, format_func=POOL_NAMES.get,
                         help="Max-pool keeps a one-token pattern bright; block mean shows the average probability.")
-    tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=c2, widget="radio", horizontal=True)
-    auto = state.toggle("Auto colour range", "auto", False, container=c3,
+    tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=settings, widget="radio",
+                        horizontal=True)
+    auto = state.toggle("Auto colour range", "auto", False, container=settings,
                         help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
     mosaic = cached_mosaic(choice, text, tile, pool, auto, run)
     chart = st.container()

@@ -17,11 +17,13 @@ def head_view(choice: shared.Choice) -> None:
     """Sentence, sliders, map and downloads: typing or moving a slider reruns only this part (not the sidebar)."""
     text = shared.sentence()
     run = shared.run(choice, text)
-    col1, col2, col3 = st.columns([2, 2, 1])
-    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
-    mean = state.toggle("Mean of heads", "mean", False, container=col3)
-    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2, disabled=mean)
-    auto_range = state.toggle("Auto colour range", "auto", False, container=col3)
+    # Rows, not st.columns: a column is a block of its own, one more message to the browser on every rerun.
+    switches = st.container(horizontal=True, gap="medium")
+    mean = state.toggle("Mean of heads", "mean", False, container=switches)
+    auto_range = state.toggle("Auto colour range", "auto", False, container=switches)
+    sliders = st.container(horizontal=True, gap="medium")
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=sliders)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=sliders, disabled=mean)
     state.show_notices()
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
@@ -30,12 +32,11 @@ def head_view(choice: shared.Choice) -> None:
                                  auto_range=auto_range), config=shared.chart_config())
     st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
-    downloads = st.container(horizontal=True)  # one block, where st.columns(2) sent three
-    downloads.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                              file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv",
-                              mime="text/csv")
-    downloads.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                              file_name="attention_trace.npz", mime="application/octet-stream")
+    st.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                       file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv",
+                       mime="text/csv")
+    st.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
+                       file_name="attention_trace.npz", mime="application/octet-stream")
 
 
 head_view(choice)

@@ -221,13 +221,12 @@ def model_choice(container=None) -> Choice:
         st.error("No model is available: " + "; ".join(f"{s.label}: {s.reason}" for s in all_sources))
         state.stop()
     default = DEFAULT_KEY if any(s.key == DEFAULT_KEY for s in available) else available[0].key
+    # What is missing, and why, in the picker's tooltip: an expander and its text were two more messages to
+    # the browser on every page run.
+    missing = [f"- **{s.label}**: {s.reason}" for s in all_sources if not s.available]
     key = state.choice("Model", "model", [s.key for s in available], default, container=container,
-                       format_func=lambda k: labels.get(k, k))
-    missing = [s for s in all_sources if not s.available]
-    if missing:
-        with container.expander(f"Unavailable models ({len(missing)})"):
-            for s in missing:
-                st.markdown(f"**{s.label}**: {s.reason}")
+                       format_func=lambda k: labels.get(k, k),
+                       help="\n".join(["Not available on this server:", *missing]) if missing else None)
     config = random_config(container) if key == RANDOM_KEY else None
     chart_format(container)
     return Choice(key, config)

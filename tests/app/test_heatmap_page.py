@@ -91,3 +91,24 @@ def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_th
     assert shared.COMPUTED["forward"] == forward
     at.text_area[0].input("A new sentence").run()  # a new sentence is one pass
     assert shared.COMPUTED["forward"] == forward + 1
+
+
+def test_the_model_picker_says_which_models_are_missing_and_why(monkeypatch):
+    import dataclasses
+
+    from model import sources
+    from views import shared
+
+    real = sources.list_sources()
+    missing = dataclasses.replace(real[0], key="hf:absent", label="Absent BERT", available=False,
+                                  reason="not in the local Hugging Face cache (/nowhere)")
+    monkeypatch.setattr(sources, "list_sources", lambda: [*real, missing])
+    shared.sources.clear()  # cached for a minute per process
+    try:
+        at = run()
+        assert not at.exception
+        picker = at.sidebar.selectbox[0]
+        assert picker.label == "Model" and "Absent BERT" not in picker.options
+        assert "**Absent BERT**: not in the local Hugging Face cache (/nowhere)" in picker.help
+    finally:
+        shared.sources.clear()
