@@ -93,6 +93,23 @@ def test_slider_moves_redraw_the_map_and_the_link(page, server):
     assert_no_error(page)
 
 
+def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
+    """Moves rerun only the page's fragment; the next page draws its own widgets, which start where these
+    were (views.state), and move on from there."""
+    open_page(page, server, "", text="Carry the head over")
+    slider(page, "Layer").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 0')", timeout=TIMEOUT)
+    slider(page, "Head").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 1')", timeout=TIMEOUT)
+    page.get_by_role("link", name=re.compile("All heads")).click()
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 1')", timeout=TIMEOUT)  # the preview of that head
+    slider(page, "Head").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 2')", timeout=TIMEOUT)
+    page.wait_for_function("() => location.pathname.endsWith('/all-heads') && location.search.includes('head=2')"
+                           " && location.search.includes('layer=1')", timeout=TIMEOUT)
+    assert_no_error(page)
+
+
 def test_all_heads_sliders_move_the_preview_and_the_big_view_link(page, server):
     open_page(page, server, "all-heads", text="Every head at once")
     slider(page, "Head").press("ArrowRight")
