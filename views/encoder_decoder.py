@@ -132,20 +132,20 @@ S, T = len(run.src_tokens), len(run.tgt_tokens)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                                      f"Decoder masked self-attention, {which}"), config=shared.chart_config())
+                                 f"Decoder masked self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
                "triangle): while predicting, a target token can only see the ones before it and itself. "
                "[CLS] plays the start-of-sequence token.")
 with right:
     st.plotly_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                                      f"Cross-attention, {which}"), config=shared.chart_config())
+                                 f"Cross-attention, {which}"), config=shared.chart_config())
     st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
 left, right = st.columns(2)
 with left:
     st.plotly_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                                      f"Encoder self-attention, {which}"), config=shared.chart_config())
+                                 f"Encoder self-attention, {which}"), config=shared.chart_config())
     st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                "directions.")
 with right:

@@ -123,7 +123,7 @@ left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the
              "(column).")
 if big_map in ("both", "attention"):
     right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
-                                         title=f"Attention with the mask · layer {layer}, head {head}"),
+                                    title=f"Attention with the mask · layer {layer}, head {head}"),
                        config=shared.chart_config())
     right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
     left, right = st.columns(2)
