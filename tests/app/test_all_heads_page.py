@@ -1,17 +1,15 @@
 """The All heads page in Streamlit's AppTest: the mosaic, URL state, the link to the big view, bad input."""
 import json
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
+from apptest_harness import APP, TIMEOUT, figures
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 import views.shared
 import viz.mosaic
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 PAGE = "views/all_heads.py"
 
 
@@ -28,10 +26,6 @@ def open_page(text: str = "Hello students", **params) -> AppTest:
     at.run()
     at.text_area[0].input(text)
     return at.switch_page(PAGE).run()
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
 def link_params(at: AppTest) -> dict[str, str]:

@@ -1,12 +1,9 @@
 """The app loads in Streamlit's AppTest: default state, URL state, bad input."""
 import json
-from pathlib import Path
 
 import pytest
+from apptest_harness import APP, TIMEOUT
 from streamlit.testing.v1 import AppTest
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-TIMEOUT = 120
 
 
 def run(**params) -> AppTest:
