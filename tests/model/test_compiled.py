@@ -5,7 +5,7 @@ import threading
 import pytest
 import torch
 
-from model.compiled import CompiledPass, compiled_pass
+from model.compiled import CompiledPass, compiled_pass, inputs_and_attentions
 from model.text import TextEncoder
 
 MAX = 64
@@ -24,10 +24,9 @@ MODELS = {
 
 
 def eager(model, ids):
+    """What the app keeps of an eager recorded pass (views.shared._forward reduces it the same way)."""
     with torch.inference_mode():
-        trace = model(ids, record=True).trace
-    return (torch.cat([layer.input for layer in trace.layers] + [trace.output]),
-            torch.cat([layer.self_attn.probs for layer in trace.layers]))
+        return inputs_and_attentions(model(ids, record=True).trace)
 
 
 @pytest.mark.parametrize("which", MODELS)
