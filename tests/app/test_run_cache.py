@@ -1,23 +1,14 @@
 """What the run cache keeps: attention maps and each layer's input, small enough for a class, and the
 details recomputed from them equal to a full recorded forward pass."""
-import dataclasses
-
 import pytest
 import torch
 
 from model.sources import RandomConfig
+from tests.identical import assert_identical
 from views import shared
 from views.cache import nbytes
 
 BERT_BASE = shared.Choice("random", RandomConfig(768, 12, 12, 3072))
-
-
-def fields_identical(ours, recorded, where):
-    if isinstance(recorded, torch.Tensor):
-        assert torch.equal(ours, recorded), where
-    elif dataclasses.is_dataclass(recorded):
-        for f in dataclasses.fields(recorded):
-            fields_identical(getattr(ours, f.name), getattr(recorded, f.name), f"{where}.{f.name}")
 
 
 def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
@@ -39,10 +30,10 @@ def test_recomputed_details_equal_a_full_recorded_pass(mask):
     assert (attention_mask is None) == (mask.kind != "causal+padding")  # the padded case is padded
     with torch.inference_mode():
         full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
-    fields_identical(run.trace.embeddings, full.embeddings, "embeddings")
+    assert_identical(run.trace.embeddings, full.embeddings, "embeddings")
     assert len(run.trace.layers) == len(full.layers) == run.num_layers
     for i, layer in enumerate(full.layers):
-        fields_identical(run.trace.layers[i], layer, f"layer {i}")
+        assert_identical(run.trace.layers[i], layer, f"layer {i}")
         assert torch.equal(torch.from_numpy(run.attentions[i].copy()), layer.self_attn.probs[0])
         assert (run.mask is None) == (layer.self_attn.mask is None)
         if run.mask is not None:

@@ -1,22 +1,10 @@
 """trace_layer / trace_embeddings: one layer (or the embeddings) recorded alone, from the layer's input, equals
 what forward(record=True) recorded, bit for bit. The app keeps only each layer's input and recomputes the rest."""
-import dataclasses
-
 import pytest
 import torch
 
 from model.text import TextEncoder
-
-
-def assert_identical(ours, recorded, where="trace"):
-    """Every tensor field of two trace dataclasses is exactly equal (same shape, same bits)."""
-    if isinstance(recorded, torch.Tensor):
-        assert ours.shape == recorded.shape and torch.equal(ours, recorded), where
-    elif dataclasses.is_dataclass(recorded):
-        for f in dataclasses.fields(recorded):
-            assert_identical(getattr(ours, f.name), getattr(recorded, f.name), f"{where}.{f.name}")
-    else:
-        assert ours == recorded, where
+from tests.identical import assert_identical
 
 
 def text_encoder(norm_first):
