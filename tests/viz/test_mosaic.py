@@ -11,13 +11,20 @@ from viz.mosaic import (GAP_RGB, NAN_RGB, all_heads_figure, build_mosaic, colori
                         stretch_each_tile, viridis_lut)
 
 
-def decode(mosaic_or_uri) -> np.ndarray:
-    """The RGB pixels (h, w, 3) of a Mosaic or of a figure's data URI."""
+def png_pixels(mosaic_or_uri) -> np.ndarray:
+    """The RGB pixels (h, w, 3) of a Mosaic's PNG or of a figure's data URI, as stored."""
     if isinstance(mosaic_or_uri, str):
         png = base64.b64decode(mosaic_or_uri.split(",", 1)[1])
     else:
         png = mosaic_or_uri.png
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def decode(mosaic) -> np.ndarray:
+    """The RGB pixels (height, width, 3) of a Mosaic as drawn on screen: its PNG scaled up by mosaic.scale."""
+    rgb = png_pixels(mosaic)
+    assert rgb.shape[:2] == mosaic.png_size[::-1]
+    return rgb.repeat(mosaic.scale, axis=0).repeat(mosaic.scale, axis=1)
 
 
 def tile_pixels(rgb, mosaic, layer, head) -> np.ndarray:
@@ -96,9 +103,29 @@ def test_mean_pool_and_nan_cells_in_the_image():
 def test_short_sentences_are_repeated_pixel_for_pixel():
     attn = np.random.default_rng(2).dirichlet(np.ones(3), size=(1, 2, 3)).astype(np.float32)  # (1, 2, 3, 3)
     mosaic = build_mosaic(attn, tile=64)
-    assert (mosaic.factor, mosaic.repeat, mosaic.tile) == (1, 21, 63)
+    assert (mosaic.factor, mosaic.repeat, mosaic.tile, mosaic.scale) == (1, 21, 63, 1)  # gcd(21, gap 4) = 1
     tile = tile_pixels(decode(mosaic), mosaic, 0, 1)
     assert np.array_equal(tile, colorize(attn[0, 1]).repeat(21, axis=0).repeat(21, axis=1))
+
+
+def test_repeated_cells_and_gaps_are_stored_smaller_and_drawn_at_full_size():
+    attn = np.random.default_rng(5).dirichlet(np.ones(30), size=(2, 3, 30)).astype(np.float32)  # (2, 3, 30, 30)
+    mosaic = build_mosaic(attn, tile=64)  # each cell 2 x 2 px, gaps of 4 px: stored at half size
+    assert (mosaic.repeat, mosaic.gap, mosaic.scale, mosaic.tile) == (2, 4, 2, 60)
+    assert (mosaic.width, mosaic.height) == (3 * 60 + 2 * 4, 2 * 60 + 4)
+    assert png_pixels(mosaic).shape == (62, 94, 3) and mosaic.png_size == (94, 62)
+    full = build_mosaic(attn, tile=64, gap=3)  # gcd(2, 3) = 1: stored at full size
+    assert full.scale == 1 and png_pixels(full).shape[:2] == (full.height, full.width)
+    rgb = decode(mosaic)
+    for layer in range(2):
+        for head in range(3):
+            expected = colorize(attn[layer, head]).repeat(2, axis=0).repeat(2, axis=1)
+            assert np.array_equal(tile_pixels(rgb, mosaic, layer, head), expected)
+    assert (rgb[60:64] == GAP_RGB).all() and (rgb[:, 60:64] == GAP_RGB).all()
+    # plotly draws PNG pixel i over screen pixels 2i .. 2i + 1: centred at x0 + i * dx, as the ticks and frame expect
+    image = mosaic_figure(mosaic).data[0]
+    assert (image.dx, image.dy, image.x0, image.y0) == (2, 2, 0.5, 0.5)
+    assert image.x0 - image.dx / 2 == -0.5 and image.x0 + (94 - 0.5) * image.dx == mosaic.width - 0.5
 
 
 def test_auto_range_stretches_each_tile_to_its_min_and_max():
@@ -119,7 +146,7 @@ def test_figure_is_one_image_with_layer_and_head_ticks_and_tile_hover():
     fig = mosaic_figure(mosaic, highlight=(1, 2))
     image, tiles = fig.data
     assert image.type == "image" and image.source.startswith("data:image/png;base64,")
-    assert np.array_equal(decode(image.source), decode(mosaic)) and image.hoverinfo == "skip"
+    assert np.array_equal(png_pixels(image.source), png_pixels(mosaic)) and image.hoverinfo == "skip"
     assert list(fig.layout.xaxis.ticktext) == ["H0", "H1", "H2"] and list(fig.layout.yaxis.ticktext) == ["L0", "L1"]
     assert list(fig.layout.xaxis.tickvals) == [mosaic.centre(h) for h in range(3)]
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # layer 0 at the top
@@ -140,8 +167,8 @@ def test_12x12_heads_at_512_tokens_is_small_and_holds_the_tiles():
     attn = np.random.default_rng(4).random((12, 12, 512, 512), dtype=np.float32)
     fig = all_heads_figure(attn, tile=64)
     assert len(fig.to_json()) < 1_500_000  # 144 float32 heatmaps would be ~150 MB
-    rgb = decode(fig.data[0].source)
-    mosaic = build_mosaic(attn[5:6, 7:8], tile=64)  # one tile, same settings
+    rgb = png_pixels(fig.data[0].source)
+    mosaic = build_mosaic(attn[5:6, 7:8], tile=64)  # one tile, same settings (scale 1: downsampled)
     assert rgb.shape == (12 * 64 + 11 * mosaic.gap,) * 2 + (3,)
     step = 64 + mosaic.gap
     tile = rgb[5 * step:5 * step + 64, 7 * step:7 * step + 64]
