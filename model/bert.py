@@ -132,6 +132,17 @@ class BertModel(nn.Module):
         # row stays finite exactly as it does there.
         return (1.0 - attention_mask.to(dtype)) * torch.finfo(dtype).min  # (B, T) additive
 
+    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+        """forward(record=True) reduced to each layer's input (layers, B, T, H), every attention map
+        (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
+        last layer's feed-forward (Encoder.inputs_and_attentions). The app keeps these and recomputes the rest."""
+        x, _ = self.embeddings(input_ids, None, True)
+        return self.encoder.inputs_and_attentions(x, attn_mask, self._key_padding(attention_mask, x.dtype))
+
+    def stack_output(self, x: Tensor) -> Tensor:
+        """forward(record=True).trace.output from the last layer's output x: the same (Post-LN, no final norm)."""
+        return x
+
     def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
         """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""
         return self.embeddings(input_ids, token_type_ids, True)[1]

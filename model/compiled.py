@@ -21,25 +21,19 @@ from torch import Tensor, nn
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.trace(_method)?` is deprecated", category=DeprecationWarning)
 
 
-def inputs_and_attentions(trace) -> tuple[Tensor, Tensor]:
-    """What the app keeps of a StackTrace: each layer's input then the stack's output (layers + 1, T, E), and
-    every layer's attention probabilities (layers, heads, T, T); batch of one."""
-    return (torch.cat([layer.input for layer in trace.layers] + [trace.output]),
-            torch.cat([layer.self_attn.probs for layer in trace.layers]))
-
-
 class _AttentionsAndInputs(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
 
     def forward(self, ids: Tensor) -> tuple[Tensor, Tensor]:
-        return inputs_and_attentions(self.model(ids, record=True).trace)
+        inputs, attentions, _ = self.model.inputs_and_attentions(ids)
+        return inputs[:, 0], attentions[:, 0]  # a sequence of one
 
 
 class CompiledPass:
-    """model(ids, record=True) for one unmasked sequence (1, T), as (hidden, attentions):
-    each layer's input then the stack's output (layers + 1, T, E), every attention map (layers, heads, T, T).
+    """model.inputs_and_attentions(ids) for one unmasked sequence (1, T), as (inputs, attentions):
+    each layer's input (layers, T, E), every attention map (layers, heads, T, T).
 
     Built once per model (BertModel or TextEncoder, in eval mode), shared by every session: it holds no
     state of a pass. torch.jit.trace is deprecated in favour of torch.compile, which needs a C++ compiler at

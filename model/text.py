@@ -63,6 +63,17 @@ class TextEncoder(nn.Module):
             trace = StackTrace(emb, trace.layers, x) if record else None
         return ModelOutput(x, attentions, None, trace)
 
+    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+        """forward(record=True) reduced to each layer's input (layers, B, T, E), every attention map
+        (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
+        last layer's feed-forward (Encoder.inputs_and_attentions). The app keeps these and recomputes the rest."""
+        x, _ = self.embedding(input_ids, True)
+        return self.encoder.inputs_and_attentions(x, attn_mask, self._key_padding(attention_mask))
+
+    def stack_output(self, x: Tensor) -> Tensor:
+        """forward(record=True).trace.output from the last layer's output x: after the final norm of Pre-LN."""
+        return x if self.encoder.norm is None else self.encoder.norm(x)
+
     def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
         """The embedding alone, recorded: equal to forward(record=True).trace.embeddings."""
         return self.embedding(input_ids, True)[1]

@@ -61,6 +61,26 @@ class Encoder(nn.Module):
         return (x, tuple(attentions) if need_weights else None,
                 StackTrace(embeddings, tuple(layer_traces), x) if record else None)
 
+    def inputs_and_attentions(self, x, attn_mask=None, key_padding_mask=None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Each layer's input and attention probabilities as encode(x, record=True) computes them, bit for bit,
+        without the last layer's feed-forward, which no attention map depends on: with d_ff = 4E, two thirds of
+        that layer's multiply-adds (2 E d_ff of 4 E^2 + 2 E d_ff per token).
+
+        Returns inputs (layers, B, T, E), probabilities (layers, B, nh, T, T), and the additive mask every layer
+        applied (B|1, nh|1, T, T) or None.
+        """
+        inputs, probs, last = [], [], len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            inputs.append(x)
+            if i < last:
+                x, _, trace = layer.encode(x, attn_mask, key_padding_mask, True)
+                attention = trace.self_attn
+            else:  # the attention block alone, recorded as encode records it
+                _, (_, attention), _ = layer._self_attention(x, layer.norm1, layer.dropout1, attn_mask,
+                                                             key_padding_mask, True)
+            probs.append(attention.probs)
+        return torch.stack(inputs), torch.stack(probs), attention.mask
+
     def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
         """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.
 

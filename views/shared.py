@@ -56,7 +56,7 @@ class Run:
     truncated: bool
     total_tokens: int
     attentions: np.ndarray  # (layers, heads, T, T) float32, read-only
-    hidden: object  # torch.Tensor (layers + 1, T, E): each layer's input, then the stack's output
+    hidden: object  # torch.Tensor (layers, T, E): each layer's input
     mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
 
     @property
@@ -113,7 +113,9 @@ class RunTrace:
 
     @property
     def output(self):
-        return self._run.hidden[-1:]  # (1, T, E)
+        """The stack's output (1, T, E): the last layer's, recomputed, after a Pre-LN stack's final norm."""
+        run = self._run
+        return on_model_thread(loaded_model(run.key[0]).model.stack_output, self.layers[-1].output)
 
 
 class _Layers(Sequence):
@@ -298,7 +300,8 @@ def model_masks(mask: Mask, padding: np.ndarray) -> tuple:
 
 
 def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
-    """Tokenise, apply the mask, run the model with record=True; keep the attention maps and each layer's input."""
+    """Tokenise, apply the mask, run the model; keep the attention maps and each layer's input (what
+    model.inputs_and_attentions returns of a recorded pass)."""
     import torch
 
     loaded = loaded_model(choice)
@@ -318,8 +321,9 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     if compiled is not None:  # the same numbers, without waiting for the GIL between operations
         (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
     else:
-        hidden, attentions, additive = on_model_thread(_forward, loaded.model, torch.tensor([ids]), attention_mask,
-                                                       attn_mask)
+        hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions, torch.tensor([ids]),
+                                                       attention_mask, attn_mask)
+        hidden, attentions = hidden[:, 0], attentions[:, 0]  # a sequence of one
         if holder is not None:
             holder.start()  # for the next pass of this model
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
@@ -370,16 +374,6 @@ def _trace_and_warm(model):
 def compiling(choice: Choice) -> Compiling:
     """The model's Compiling; the same size as loaded_model's cache, so they drop a model together."""
     return Compiling(loaded_model(choice).model)
-
-
-def _forward(model, ids, attention_mask, attn_mask) -> tuple:
-    """One recorded eager pass: model.compiled.inputs_and_attentions of its trace, and the additive mask every
-    layer applied."""
-    from model.compiled import inputs_and_attentions
-
-    trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
-    additive = trace.layers[0].self_attn.mask  # the same in every layer: attn_mask and padding, merged
-    return (*inputs_and_attentions(trace), additive)
 
 
 COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" (whole model), "layer", ...

@@ -15,8 +15,8 @@ def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
     run = shared.compute_run(BERT_BASE, "the " * 126)
     assert len(run.tokens) == 128 and run.attentions.shape == (12, 12, 128, 128)
     size = nbytes(run)
-    # 12 x 12 x 128 x 128 probabilities + 13 x 128 x 768 hidden states, float32, and 128 padding flags
-    assert size == 4 * (12 * 12 * 128 * 128 + 13 * 128 * 768) + 128
+    # 12 x 12 x 128 x 128 probabilities + 12 x 128 x 768 layer inputs, float32, and 128 padding flags
+    assert size == 4 * (12 * 12 * 128 * 128 + 12 * 128 * 768) + 128
     assert size < 15e6
 
 
@@ -40,6 +40,20 @@ def test_recomputed_details_equal_a_full_recorded_pass(mask):
             assert torch.equal(run.mask, layer.self_attn.mask)
     assert torch.equal(run.trace.output, full.output)
     assert not run.attentions.flags.writeable
+
+
+@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask("causal")])
+def test_a_pre_ln_runs_output_is_the_final_norm_of_its_last_layer(mask):
+    """The pass does not compute the stack's output; run.trace.output recomputes it, final norm included."""
+    choice = shared.Choice("random", RandomConfig(32, 4, 3, 64, norm_first=True))
+    run = shared.compute_run(choice, "a pre-LN stack ends with one more norm", mask)
+    model = shared.loaded_model(choice).model
+    attention_mask, attn_mask = shared.model_masks(mask, run.padding)
+    with torch.inference_mode():
+        full = model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
+    assert run.hidden.shape == (3, len(run.ids), 32)  # each layer's input, not the output
+    assert torch.equal(run.trace.output, full.output)
+    assert not torch.equal(run.trace.output, full.layers[-1].output)
 
 
 @pytest.mark.parametrize("raw, expected", [("", None), ("1", 1), (" 2 ", 2)])

@@ -1,5 +1,6 @@
-"""trace_layer / trace_embeddings: one layer (or the embeddings) recorded alone, from the layer's input, equals
-what forward(record=True) recorded, bit for bit. The app keeps only each layer's input and recomputes the rest."""
+"""inputs_and_attentions, trace_layer, trace_embeddings, stack_output: what the app keeps of a recorded pass, and
+one layer (or the embeddings, or the stack's output) recomputed alone from the layer's input, equal what
+forward(record=True) recorded, bit for bit. The app keeps only each layer's input and recomputes the rest."""
 import pytest
 import torch
 
@@ -33,6 +34,28 @@ def test_one_layer_recorded_alone_equals_the_full_trace(tiny_bert, which, batch,
         for i, recorded in enumerate(trace.layers):
             alone = model.trace_layer(i, recorded.input, attention_mask, attn_mask)
             assert_identical(alone, recorded, f"layer {i}")
+
+
+@pytest.mark.parametrize("which", ["bert", "post-LN", "pre-LN"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("masks", ["none", "padding", "causal+padding"])
+def test_inputs_and_attentions_and_the_stack_output_equal_the_full_trace(tiny_bert, which, batch, masks):
+    model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
+    ids, attention_mask = inputs(batch)
+    attention_mask = None if masks == "none" else attention_mask
+    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    with torch.inference_mode():
+        trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
+        layer_inputs, attentions, mask = model.inputs_and_attentions(ids, attention_mask, attn_mask)
+        last = model.trace_layer(len(trace.layers) - 1, trace.layers[-1].input, attention_mask, attn_mask)
+        output = model.stack_output(last.output)
+    assert_identical(layer_inputs, torch.stack([layer.input for layer in trace.layers]), "inputs")
+    assert_identical(attentions, torch.stack([layer.self_attn.probs for layer in trace.layers]), "attentions")
+    for i, layer in enumerate(trace.layers):
+        assert_identical(mask, layer.self_attn.mask, f"layer {i}'s mask")
+    assert_identical(output, trace.output, "output")
+    if which == "pre-LN":  # the final norm is applied: not the last layer's output as it is
+        assert not torch.equal(output, last.output)
 
 
 def test_a_different_input_gives_a_different_layer(tiny_bert):
