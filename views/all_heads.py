@@ -13,19 +13,21 @@ POOL_NAMES = {"max": "max-pool", "mean": "block mean"}
 SPINNER_CELLS = 2_000_000  # layers x heads x T x T from which drawing the mosaic takes ~50 ms or more, alone
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def cached_mosaic(choice: shared.Choice, text: str, tile: int, pool: str, auto: bool, _run: shared.Run) -> Mosaic:
-    """One mosaic per (model, sentence, settings): a layer/head change reuses the PNG, no re-encoding."""
-    return build_mosaic(_run.attentions, tile, pool, auto_range=auto)
+def mosaic_for(run: shared.Run, tile: int, pool: str, auto: bool) -> Mosaic:
+    """One mosaic per (run, settings), shared: a layer/head change reuses the PNG, no re-encoding. The process's
+    bounded cache, not st.cache_resource, which this page's script would decorate anew on every run (the
+    decorator reads the function's source) and which hashes every argument on every call.
 
+    A spinner only for a big one: st.spinner starts a thread and sends a message even for the 2 ms mosaic of
+    a 30-token sentence (12 x 12 heads at 512 tokens take 0.3 s)."""
+    def draw():
+        return build_mosaic(run.attentions, tile, pool, auto_range=auto)
 
-def mosaic_for(choice: shared.Choice, text: str, tile: int, pool: str, auto: bool, run: shared.Run) -> Mosaic:
-    """cached_mosaic, with a spinner only for a big one: st.spinner starts a thread and sends a message even for
-    the 2 ms mosaic of a 30-token sentence (12 x 12 heads at 512 tokens take 0.3 s)."""
+    key = ("mosaic", run.key, tile, pool, auto)
     if run.attentions.size < SPINNER_CELLS:
-        return cached_mosaic(choice, text, tile, pool, auto, run)
+        return shared.cached(key, draw, "The all-heads image", kind="image")
     with st.spinner("Drawing every head…"):
-        return cached_mosaic(choice, text, tile, pool, auto, run)
+        return shared.cached(key, draw, "The all-heads image", kind="image")
 
 
 def pick_tile(heads: int) -> None:
@@ -89,7 +91,7 @@ def heads_view(choice: shared.Choice) -> None:
                         horizontal=True)
     auto = state.toggle("Auto colour range", "auto", False, container=settings,
                         help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
-    mosaic = mosaic_for(choice, text, tile, pool, auto, run)
+    mosaic = mosaic_for(run, tile, pool, auto)
     chart = st.container()
     st.caption(describe(mosaic))
 

@@ -138,6 +138,12 @@ def _runs() -> BoundedCache:
     return BoundedCache()
 
 
+@st.cache_resource
+def _images() -> BoundedCache:
+    """Drawn images (the all-heads mosaics), apart from the runs so that they never push a run out."""
+    return BoundedCache(max_entries=16)
+
+
 @st.cache_resource(ttl=60, show_spinner=False)
 def sources():
     from model.sources import list_sources
@@ -381,11 +387,12 @@ _COMPUTED_LOCK = threading.Lock()
 
 
 def cached(key, compute, what: str = "The model", kind: str = "forward"):
-    """compute() once per key in the process-wide bounded cache, then shared by every session.
+    """compute() once per key in the process-wide bounded cache, then shared by every session; kind "image"
+    has a cache of its own.
 
     Errors (a missing package, an unreadable checkpoint, a bad config) stop the page with a message.
     """
-    cache = _runs()
+    cache = _images() if kind == "image" else _runs()
     result = cache.get(key)
     if result is None:
         try:

@@ -73,6 +73,16 @@ def test_a_layer_or_head_change_runs_neither_the_model_nor_the_mosaic(monkeypatc
     assert "Layer 2, head 5" in figures(at)[1]["layout"]["title"]["text"]
 
 
+def test_other_settings_draw_a_new_mosaic_once_and_back_reuses_the_first():
+    at = open_page("Counting the mosaics drawn")
+    drawn, first = views.shared.COMPUTED["image"], at.caption[1].value
+    at.radio[1].set_value(32).run()
+    assert not at.exception and views.shared.COMPUTED["image"] == drawn + 1
+    assert at.caption[1].value != first and "each token cell is 4×4 px" in at.caption[1].value  # 7 tokens in 32 px
+    at.radio[1].set_value(64).run()
+    assert views.shared.COMPUTED["image"] == drawn + 1 and at.caption[1].value == first
+
+
 @pytest.mark.parametrize("params, expected", [
     ({"layer": "99"}, "from 0 to 5"),
     ({"head": "-1"}, "from 0 to 11"),
