@@ -17,20 +17,20 @@ def head_view(choice: shared.Choice) -> None:
     """Sentence, sliders, map and downloads: typing or moving a slider reruns only this part (not the sidebar)."""
     text = shared.sentence()
     run = shared.run(choice, text)
-    # Rows, not st.columns: a column is a block of its own, one more message to the browser on every rerun.
-    switches = st.container(horizontal=True, gap="medium")
-    mean = state.toggle("Mean of heads", "mean", False, container=switches)
-    auto_range = state.toggle("Auto colour range", "auto", False, container=switches)
-    sliders = st.container(horizontal=True, gap="medium")
-    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=sliders)
-    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=sliders, disabled=mean)
+    # One row, not st.columns: every block (a row, a column) is one more message to the browser on every rerun.
+    controls = st.container(horizontal=True, gap="medium", vertical_alignment="center")
+    mean = state.toggle("Mean of heads", "mean", False, container=controls)
+    auto_range = state.toggle("Auto colour range", "auto", False, container=controls)
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=controls)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
     state.show_notices()
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
     which = "mean of heads" if mean else f"head {head}"
+    # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
     st.plotly_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
-                                 auto_range=auto_range), config=shared.chart_config())
-    st.caption(f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
+                                 auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} "
+                                 f"layers × {run.num_heads} heads · {run.label}"), config=shared.chart_config())
 
     st.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
                        file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv",

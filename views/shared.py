@@ -138,7 +138,7 @@ def _runs() -> BoundedCache:
     return BoundedCache()
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
 def _images() -> BoundedCache:
     """Drawn images (the all-heads mosaics), apart from the runs so that they never push a run out."""
     return BoundedCache(max_entries=16)

@@ -33,12 +33,15 @@ _INVISIBLE_BITS = str.maketrans({"0": "\u200b", "1": "\u200c"})  # zero-width sp
 VIRIDIS = go.Heatmap(colorscale="Viridis").colorscale  # the stops plotly's check turns "Viridis" into
 
 
-def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> go.Figure:
-    """probs (L, S) in [0, 1]; NaN cells (blocked) are drawn as gaps. Colour range fixed to 0..1 unless auto_range."""
-    return heatmap_spec(probs, query_tokens, key_tokens, title, auto_range).figure()
+def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
+                      note: str = "") -> go.Figure:
+    """probs (L, S) in [0, 1]; NaN cells (blocked) are drawn as gaps. Colour range fixed to 0..1 unless auto_range.
+    A note is a line of small grey text under the map (in the chart, so also in its PNG)."""
+    return heatmap_spec(probs, query_tokens, key_tokens, title, auto_range, note).figure()
 
 
-def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False) -> FigureSpec:
+def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
+                 note: str = "") -> FigureSpec:
     """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec)."""
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
@@ -51,10 +54,15 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
     if not auto_range:
         heat.update(zmin=0.0, zmax=1.0)
     side = max(360, min(900, 22 * max(z.shape) + 160))
-    return FigureSpec([heat], {
+    bottom = 34 if note else 10
+    layout = {
         # the title sits above the key labels and their axis title, not on them
         "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-        "height": side + 80, "margin": {"l": 10, "r": 10, "t": 130, "b": 10},
+        "height": side + 70 + bottom, "margin": {"l": 10, "r": 10, "t": 130, "b": bottom},
         "xaxis": {"title": {"text": "key (attended to)"}, "side": "top", "tickangle": -60, "type": "category"},
         "yaxis": {"title": {"text": "query (attending)"}, "autorange": "reversed", "type": "category"},
-    })
+    }
+    if note:
+        layout["annotations"] = [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
+                                  "xanchor": "left", "yanchor": "top", "yshift": -10, "font": {"size": 13}}]
+    return FigureSpec([heat], layout)

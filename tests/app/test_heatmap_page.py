@@ -22,6 +22,14 @@ def test_default_page_draws_a_heatmap_with_sliders():
     assert at.slider[0].max == 5 and at.slider[1].max == 11  # all-MiniLM-L6-v2: 6 layers x 12 heads
 
 
+def test_the_map_says_what_was_run_under_it():
+    at = run(text="Hello students")
+    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    (note,) = layout["annotations"]
+    assert note["text"].startswith("4 tokens · 6 layers × 12 heads · all-MiniLM-L6-v2")  # [CLS] hello students [SEP]
+    assert note["y"] == 0 and note["yanchor"] == "top"  # under the map, in the chart (and in its PNG)
+
+
 def test_url_state_is_restored_and_written_back():
     at = run(text="Hello students", layer="3", head="7")
     assert not at.exception

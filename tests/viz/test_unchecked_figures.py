@@ -31,6 +31,7 @@ def checked(fig: go.Figure) -> go.Figure:
 SPECS = {
     "heatmap": lambda: heatmap_spec(PROBS, list("abcde"), list("vwxyzab"), title="Layer 0, head 1"),
     "auto range": lambda: heatmap_spec(PROBS, list("abcde"), list("vwxyzab"), auto_range=True),
+    "note": lambda: heatmap_spec(PROBS, list("abcde"), list("vwxyzab"), note="5 tokens · <b>model</b>"),
     "blocked cells, repeats, html": lambda: heatmap_spec(BLOCKED, ["<b>", "a", "a", "&", "a"], list("vwxyzab")),
     "mosaic": lambda: mosaic_spec(build_mosaic(ATTN, tile=32)),
     "mosaic, highlight, title": lambda: mosaic_spec(build_mosaic(ATTN, tile=48, auto_range=True), title="t",
