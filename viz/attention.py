@@ -36,7 +36,7 @@ VIRIDIS = go.Heatmap(colorscale="Viridis").colorscale  # the stops plotly's chec
 def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
                       note: str = "") -> go.Figure:
     """probs (L, S) in [0, 1]; NaN cells (blocked) are drawn as gaps. Colour range fixed to 0..1 unless auto_range.
-    A note is a line of small grey text under the map (in the chart, so also in its PNG)."""
+    A note is a line of small text under the map (in the chart, so also in its PNG)."""
     return heatmap_spec(probs, query_tokens, key_tokens, title, auto_range, note).figure()
 
 

@@ -149,8 +149,8 @@ def build_mosaic(attentions, tile: int = 64, pool: str = "max", gap: int | None 
     gap = max(2, tile // 16) if gap is None else gap
     scale = stretch_each_tile if auto_range else np.asarray
     # Repeated cells and gaps are stored `step` times smaller and scaled up by plotly (mosaic_spec), so a 30-token
-    # sentence in 64 px tiles (each cell 2 x 2 px, gaps 4 px) is a PNG of a quarter of the pixels: 0.6 ms and 15
-    # KB instead of 2.3 ms and 60 KB. The browser draws it pixelated, the same picture.
+    # sentence in 64 px tiles (each cell 2 x 2 px, gaps 4 px) is a PNG of a quarter of the pixels: built in 1.6
+    # instead of 2.35 ms, 45 instead of 61 KB. The browser draws it pixelated: the same picture on screen.
     step = math.gcd(repeat, gap)
     index = np.stack([colour_index(scale(downsample(attn[i], factor, pool))) for i in range(layers)])  # (L,H,n,n)
     index = index.repeat(repeat // step, axis=-2).repeat(repeat // step, axis=-1)  # (L, H, px / step, px / step)
