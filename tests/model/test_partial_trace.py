@@ -1,6 +1,8 @@
 """inputs_and_attentions, trace_layer, trace_embeddings, stack_output: what the app keeps of a recorded pass, and
 one layer (or the embeddings, or the stack's output) recomputed alone from the layer's input, equal what
 forward(record=True) recorded, bit for bit. The app keeps only each layer's input and recomputes the rest."""
+import itertools
+
 import pytest
 import torch
 
@@ -20,32 +22,35 @@ def inputs(batch):
     return ids, attention_mask
 
 
-@pytest.mark.parametrize("which", ["bert", "post-LN", "pre-LN"])
-@pytest.mark.parametrize("batch", [1, 3])
-@pytest.mark.parametrize("masks", ["none", "padding", "causal+padding"])
+EVERY_CASE = pytest.mark.parametrize("which, batch, masks", list(itertools.product(
+    ["bert", "post-LN", "pre-LN"], [1, 3], ["none", "padding", "causal+padding"])))
+
+
+def recorded(tiny_bert, which, batch, masks):
+    """(model, ids, attention_mask, attn_mask, forward(record=True).trace) for one case."""
+    model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
+    ids, attention_mask = inputs(batch)
+    attention_mask = None if masks == "none" else attention_mask
+    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    with torch.inference_mode():
+        trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
+    return model, ids, attention_mask, attn_mask, trace
+
+
+@EVERY_CASE
 def test_one_layer_recorded_alone_equals_the_full_trace(tiny_bert, which, batch, masks):
-    model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
-    ids, attention_mask = inputs(batch)
-    attention_mask = None if masks == "none" else attention_mask
-    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    model, ids, attention_mask, attn_mask, trace = recorded(tiny_bert, which, batch, masks)
     with torch.inference_mode():
-        trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
         assert_identical(model.trace_embeddings(ids), trace.embeddings, "embeddings")
-        for i, recorded in enumerate(trace.layers):
-            alone = model.trace_layer(i, recorded.input, attention_mask, attn_mask)
-            assert_identical(alone, recorded, f"layer {i}")
+        for i, layer in enumerate(trace.layers):
+            alone = model.trace_layer(i, layer.input, attention_mask, attn_mask)
+            assert_identical(alone, layer, f"layer {i}")
 
 
-@pytest.mark.parametrize("which", ["bert", "post-LN", "pre-LN"])
-@pytest.mark.parametrize("batch", [1, 3])
-@pytest.mark.parametrize("masks", ["none", "padding", "causal+padding"])
+@EVERY_CASE
 def test_inputs_and_attentions_and_the_stack_output_equal_the_full_trace(tiny_bert, which, batch, masks):
-    model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
-    ids, attention_mask = inputs(batch)
-    attention_mask = None if masks == "none" else attention_mask
-    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    model, ids, attention_mask, attn_mask, trace = recorded(tiny_bert, which, batch, masks)
     with torch.inference_mode():
-        trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
         layer_inputs, attentions, mask = model.inputs_and_attentions(ids, attention_mask, attn_mask)
         last = model.trace_layer(len(trace.layers) - 1, trace.layers[-1].input, attention_mask, attn_mask)
         output = model.stack_output(last.output)
