@@ -1,4 +1,6 @@
 """All heads: every layer x every head as one image (the "model view"), and a way to open one head large."""
+from contextlib import nullcontext
+
 import streamlit as st
 
 from views import shared, state
@@ -23,11 +25,8 @@ def mosaic_for(run: shared.Run, tile: int, pool: str, auto: bool) -> Mosaic:
     def draw():
         return build_mosaic(run.attentions, tile, pool, auto_range=auto)
 
-    key = ("mosaic", run.key, tile, pool, auto)
-    if run.attentions.size < SPINNER_CELLS:
-        return shared.cached(key, draw, "The all-heads image", kind="image")
-    with st.spinner("Drawing every head…"):
-        return shared.cached(key, draw, "The all-heads image", kind="image")
+    with st.spinner("Drawing every head…") if run.attentions.size >= SPINNER_CELLS else nullcontext():
+        return shared.cached(("mosaic", run.key, tile, pool, auto), draw, "The all-heads image", kind="image")
 
 
 def pick_tile(heads: int) -> None:
