@@ -125,10 +125,15 @@ class EncoderLayer(_ResidualLayer):
 
     def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, need_weights=False):
         """x (B, T, E) -> (B, T, E), self-attention probabilities (B, nh, T, T) or None, LayerTrace or None."""
-        x, (probs, sa_trace), sa_block = self._self_attention(x, self.norm1, self.dropout1, attn_mask,
-                                                              key_padding_mask, record, need_weights)
+        x, (probs, sa_trace), sa_block = self.self_attention_block(x, attn_mask, key_padding_mask, record,
+                                                                   need_weights)
         x, hidden, ffn_block = self._ffn(x, self.norm2, self.dropout2, record)
         return x, probs, (LayerTrace(sa_trace, sa_block, None, None, hidden, ffn_block) if record else None)
+
+    def self_attention_block(self, x, attn_mask=None, key_padding_mask=None, record=False, need_weights=False):
+        """The first residual block alone, as encode runs it: (out, (probabilities or None, AttentionTrace or
+        None), ResidualTrace or None)."""
+        return self._self_attention(x, self.norm1, self.dropout1, attn_mask, key_padding_mask, record, need_weights)
 
 
 class DecoderLayer(_ResidualLayer):

@@ -76,8 +76,7 @@ class Encoder(nn.Module):
                 x, _, trace = layer.encode(x, attn_mask, key_padding_mask, True)
                 attention = trace.self_attn
             else:  # the attention block alone, recorded as encode records it
-                _, (_, attention), _ = layer._self_attention(x, layer.norm1, layer.dropout1, attn_mask,
-                                                             key_padding_mask, True)
+                _, (_, attention), _ = layer.self_attention_block(x, attn_mask, key_padding_mask, True)
             probs.append(attention.probs)
         return torch.stack(inputs), torch.stack(probs), attention.mask
 
