@@ -7,6 +7,8 @@ so its figures are what the framework itself costs for this interaction.
 
     .venv/bin/python bench/load.py --spawn floor      # or: .venv/bin/streamlit run bench/floor/app.py
 ATTNVIZ_FLOOR_FRAGMENT=1 puts the sliders and the map in an st.fragment, as the app's pages do.
+ATTNVIZ_FLOOR_MODEL=compiled (the app's compiled pass of its default model) or =hf (Hugging Face's BertModel, eager)
+runs a real model for each new sentence, held in the session: the floor plus the model's own cost.
 """
 import streamlit as st
 

@@ -1,6 +1,9 @@
-"""One floor page: a text area bound to ?text=, sliders bound to ?layer= and ?head=, one heatmap."""
+"""One floor page: a text area bound to ?text=, sliders bound to ?layer= and ?head=, one heatmap (of no model, or
+of a real one with ATTNVIZ_FLOOR_MODEL)."""
 import os
+import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,12 +13,67 @@ import streamlit as st
 # As the app: Streamlit's chart theme replaces plotly's template, so it is not built and sent with each chart.
 pio.templates.default = None
 LAYERS, HEADS = 6, 12  # all-MiniLM-L6-v2, the app's default model
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 FRAGMENT = os.environ.get("ATTNVIZ_FLOOR_FRAGMENT", "") not in ("", "0")
+# ATTNVIZ_FLOOR_MODEL: the floor plus a real model, run in the page for each new sentence, held in the session
+# (no cache shared between sessions): "compiled" is the app's default model in its compiled pass (model.compiled),
+# "hf" is Hugging Face's BertModel (eager attention, output_attentions=True) on the same weights.
+MODEL = os.environ.get("ATTNVIZ_FLOOR_MODEL", "")
+if MODEL not in ("", "compiled", "hf"):
+    raise SystemExit(f"ATTNVIZ_FLOOR_MODEL must be compiled or hf, not {MODEL!r}")
+
+
+@st.cache_resource
+def model(kind: str):
+    """(tokenizer, pass: token ids -> attentions (layers, heads, T, T) as numpy), once per process and kind."""
+    import torch
+    from transformers import AutoTokenizer, BertModel
+
+    if str(ROOT) not in sys.path:  # `streamlit run bench/floor/app.py` puts only bench/floor on the path
+        sys.path.insert(0, str(ROOT))
+    from model.sources import packaged_model_dir
+
+    threads = os.environ.get("ATTNVIZ_TORCH_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))
+    path = packaged_model_dir()
+    if kind == "hf":
+        hf = BertModel.from_pretrained(path, attn_implementation="eager").eval()
+
+        def forward(ids):
+            return torch.stack(hf(ids, output_attentions=True).attentions)[:, 0]
+    else:
+        from model.bert import BertModel as Ours
+        from model.compiled import compiled_pass
+
+        ours = Ours.from_pretrained(path)
+        graph = compiled_pass(ours, ours.max_positions)
+
+        def forward(ids):
+            return graph(ids)[1]
+
+    def run(ids):
+        with torch.inference_mode():
+            return forward(torch.tensor([ids])).numpy()
+    return AutoTokenizer.from_pretrained(path, local_files_only=True), run
+
+
+def model_attention(text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
+    """The model's word pieces and its (T, T) map at layer, head; one pass per new sentence in this session."""
+    held = st.session_state.get("_run")
+    if held is None or held[0] != text:
+        tokenizer, run = model(MODEL)
+        ids = tokenizer(text, truncation=True, max_length=512)["input_ids"]
+        held = st.session_state["_run"] = (text, tokenizer.convert_ids_to_tokens(ids), run(ids))
+    return held[1], held[2][layer, head]
 
 
 def attention(text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """Whitespace tokens and a (T, T) float32 row softmax, the same for the same text, layer and head."""
+    """Whitespace tokens and a (T, T) float32 row softmax, the same for the same text, layer and head; with
+    ATTNVIZ_FLOOR_MODEL, the model's word pieces and attention map."""
+    if MODEL:
+        return model_attention(text, layer, head)
     tokens = text.split()
     rng = np.random.default_rng(zlib.crc32(f"{layer}/{head}/{text}".encode()))
     scores = rng.standard_normal((len(tokens), len(tokens)), dtype=np.float32)
