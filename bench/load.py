@@ -21,6 +21,8 @@ slider, move the head slider, type a new sentence, open the all-heads page, disc
     .venv/bin/python bench/load.py --spawn app --sessions 40            # the app, a server of its own
     .venv/bin/python bench/load.py --spawn floor --sessions 40 --burst  # the bare-Streamlit floor (bench/floor)
     .venv/bin/python bench/load.py --url http://127.0.0.1:8080/ --pid 101 102 --json out.json
+    .venv/bin/python bench/load.py --spawn app --query "model=random&d_model=768&heads=12&layers=12&d_ff=3072"
+                                        # every student on a bert-base-sized model (the app's random model)
 
 --server-arg=--server.foo=bar and --server-env NAME=VALUE go to a spawned server. Exit code 1 on any error.
 """
@@ -425,7 +427,7 @@ class Gauge:
 
 async def student(index: int, url: str, rng: random.Random, start_at: float, think: tuple[float, float],
                   burst: bool, timeout: float, tokens: int, default_text: bool = False,
-                  gauge: Gauge | None = None) -> SessionOutcome:
+                  gauge: Gauge | None = None, query: str = "") -> SessionOutcome:
     """One student: arrive, open with a sentence, layer, head, new sentence, all heads, leave."""
     out = SessionOutcome(index)
     first, second = make_sentence(rng, tokens), make_sentence(rng, tokens)
@@ -467,7 +469,8 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
 
     try:
         try:
-            out.connect_ms = 1000 * await session.connect("", "" if default_text else urlencode({"text": first}))
+            opened = "&".join(filter(None, ["" if default_text else urlencode({"text": first}), query]))
+            out.connect_ms = 1000 * await session.connect("", opened)
         except (OSError, TimeoutError, WebSocketException, StepFailed) as e:  # refused, reset, a bad status
             out.errors.append(ErrorRecord(index, "connect", f"connection failed: {type(e).__name__}: {e}"))
             return out
@@ -664,7 +667,7 @@ class Report:
         s = self.settings
         think = "none (burst)" if s["burst"] else f"{s['think'][0]:g}-{s['think'][1]:g} s"
         lines = [(f"{self.target}: {self.sessions} sessions, ramp {s['ramp']:g} s, think {think}, seed {s['seed']}, "
-                  f"~{s['tokens']}-token sentences"),
+                  f"~{s['tokens']}-token sentences" + (f", opened with ?{s['query']}" if s.get("query") else "")),
                  f"{'step':<10} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'mean KB':>8} {'msgs':>5}  "
                  "fragment runs"]
         for kind, r in self.by_step().items():
@@ -701,11 +704,11 @@ class Report:
 
 async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float], burst: bool, seed: int,
                timeout: float, tokens: int, pids: Sequence[int], warmup: int, settle: float | None,
-               session_ttl: float | None, target: str) -> Report:
+               session_ttl: float | None, target: str, query: str) -> Report:
     settings = {"url": url, "ramp": ramp, "think": list(think), "burst": burst, "seed": seed, "timeout": timeout,
-                "tokens": tokens, "warmup": warmup, "pids": list(pids)}
+                "tokens": tokens, "warmup": warmup, "pids": list(pids), "query": query}
     warm = [await student(-1 - i, url, random.Random(f"warmup-{seed}-{i}"), 0, think, True, timeout, tokens,
-                          default_text=True) for i in range(warmup)]
+                          default_text=True, query=query) for i in range(warmup)]
     meter = Meter(pids) if pids else None
     report = Report(target, sessions, settings, [], 0.0, warmup_errors=[e for o in warm for e in o.errors])
     # the server's own session gauge; behind a proxy with several replicas it would be one replica's only
@@ -721,7 +724,7 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
     arrivals = [rng.uniform(0, ramp) for rng in rngs]
     gauge = Gauge()
     report.outcomes = list(await asyncio.gather(*(
-        student(i, url, rngs[i], start + arrivals[i], think, burst, timeout, tokens, gauge=gauge)
+        student(i, url, rngs[i], start + arrivals[i], think, burst, timeout, tokens, gauge=gauge, query=query)
         for i in range(sessions))))
     report.peak_connected = gauge.peak
     report.wall_s = time.perf_counter() - start
@@ -754,14 +757,15 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
 def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float, float] = (0.0, 6.0),
              burst: bool = False, seed: int = 0, timeout: float = 60.0, tokens: int = 30,
              pids: Sequence[int] = (), warmup: int = 1, settle: float | None = 3.0,
-             session_ttl: float | None = None, target: str | None = None) -> Report:
+             session_ttl: float | None = None, target: str | None = None, query: str = "") -> Report:
     """Drive `sessions` students against the Streamlit server at `url`; measure `pids` (CPU, RSS) if given.
 
     warmup: sessions run first (default sentence, no think time) so that imports and the model load are paid
     before the measurement; settle: seconds after the last session before the after-disconnect figures (at
-    least session_ttl + 1 when the server's server.disconnectedSessionTTL is known), None: no such figures."""
+    least session_ttl + 1 when the server's server.disconnectedSessionTTL is known), None: no such figures;
+    query: more URL parameters every session opens with (e.g. another model: "model=random&d_model=768")."""
     return run_sync(lambda: _run(url, sessions, ramp, tuple(think), burst, seed, timeout, tokens, pids, warmup,
-                                 settle, session_ttl, target or url))
+                                 settle, session_ttl, target or url, query))
 
 
 def _no_nan(value):
@@ -790,7 +794,7 @@ def _behind_proxy(args, kwargs) -> Report:
         for server in servers:
             for _ in range(kwargs["warmup"]):
                 run_load(server.url, sessions=1, ramp=0, think=(0, 0), burst=True, warmup=0, settle=None,
-                         seed=args.seed, timeout=args.timeout, tokens=args.tokens)
+                         seed=args.seed, timeout=args.timeout, tokens=args.tokens, query=args.query)
         pids = [s.pid for s in servers]
         report = run_load(proxy.url + "/", pids=pids, session_ttl=args.session_ttl,
                           target=f"{args.replicas} x {args.spawn} behind nginx (pids {pids}, {proxy.url}/)",
@@ -817,6 +821,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per step")
     parser.add_argument("--tokens", type=int, default=30, help="word pieces per sentence (default model)")
+    parser.add_argument("--query", default="", help="more URL parameters each student opens the page with, e.g. "
+                        "a bert-base-sized model: model=random&d_model=768&heads=12&layers=12&d_ff=3072")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured sessions first (model load, imports)")
     parser.add_argument("--settle", type=float, default=3.0, help="s after the load before after-disconnect figures")
     parser.add_argument("--server-arg", action="append", default=[], help="passed to streamlit run (use =)")
@@ -826,7 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kwargs = {"sessions": args.sessions, "ramp": args.ramp, "think": tuple(args.think), "burst": args.burst,
               "seed": args.seed, "timeout": args.timeout, "tokens": args.tokens, "warmup": args.warmup,
-              "settle": args.settle}
+              "settle": args.settle, "query": args.query}
     if args.spawn and args.replicas > 1:
         report = _behind_proxy(args, kwargs)
     elif args.spawn:

@@ -65,6 +65,22 @@ def test_eight_students_on_the_app_see_no_error():
     assert report.server_cpu_s > 0 and report.rss_mb["peak"] > 0
 
 
+def test_students_open_the_page_with_more_url_parameters():
+    """query: every student (and the warm-up) opens with these parameters too, here a random model of 2 layers
+    x 2 heads, so each slider has one other value to move to: 1."""
+    query = "model=random&d_model=32&heads=2&layers=2&d_ff=64"
+    with spawn(APPS["app"]) as server:
+        report = run_load(server.url, sessions=2, ramp=0.5, think=(0, 0.2), seed=2, timeout=60, warmup=1,
+                          settle=None, pids=[server.pid], query=query)
+    assert report.errors == [] and report.completed == 2, report.table()
+    assert report.settings["query"] == query
+    for outcome in report.outcomes:
+        opened = parse_qs(outcome.steps[0].query_string)
+        assert (opened["model"], opened["d_model"], opened["heads"], opened["layers"]) == (
+            ["random"], ["32"], ["2"], ["2"]), opened
+        assert [s.value for s in outcome.steps[1:3]] == [1, 1]
+
+
 def test_a_page_that_raises_on_a_slider_move_is_reported(tmp_path):
     report = _run_page(tmp_path, fragment=False, raise_on_move=True)
     # from the move on, the heatmap page raises (the slider keeps its value); the all-heads page does not
