@@ -676,8 +676,9 @@ class Report:
             msgs = "" if "mean_messages" not in r else f"{r['mean_messages']:.0f}"
             lines.append(f"{kind:<10} {r['n']:>4} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
                          f"{kb:>8} {msgs:>5}  {frag}")
-        lines.append(f"sessions {self.sessions} ({self.completed} completed every step, at most {self.peak_connected} "
-                     f"connected at once), steps {len(self.steps)}, errors {len(self.errors)}, wall {self.wall_s:.1f} s")
+        lines.append(f"sessions {self.sessions} ({self.completed} completed every step, at most "
+                     f"{self.peak_connected} connected at once), steps {len(self.steps)}, errors {len(self.errors)}, "
+                     f"wall {self.wall_s:.1f} s")
         if self.server_cpu_s is not None:
             lines.append(f"server CPU {self.server_cpu_s:.1f} s ({self.server_cpu_s / max(1, self.sessions):.2f} s "
                          f"per session); client CPU {self.client_cpu_s:.1f} s (this process, same machine)")
