@@ -235,3 +235,22 @@ def _seeded(model_class, vocab_size: int, config: RandomConfig) -> nn.Module:
         model = model_class(vocab_size, config.d_model, config.nhead, config.num_layers, config.d_ff,
                             config.activation, config.norm_first, config.positional, config.max_len)
     return model.eval()
+
+
+def footprint(source: ModelSource, random_config: RandomConfig | None = None, encoder_decoder: bool = False) -> int:
+    """Bytes that load(source, random_config) (or load_encoder_decoder(random_config)) will hold at its peak,
+    known without building anything. Raises CheckpointError / ConfigError as loading would."""
+    from .footprint import loading_bytes, planned_bytes
+    from .stats import Shape
+
+    if not source.available:
+        raise CheckpointError(f"{source.label} is not available: {source.reason}")
+    if source.kind == "random" or encoder_decoder:
+        c = (random_config or RandomConfig()).validate()
+        vocab_size = read_config(packaged_model_dir()).vocab_size
+        learned = c.max_len if c.positional == "learned" else 0
+        shape = (Shape(c.d_model, c.d_ff, c.num_layers, c.num_layers, vocab_size, learned, final_norms=2)
+                 if encoder_decoder else Shape.from_text_encoder(vocab_size, c.d_model, c.d_ff, c.num_layers,
+                                                                 c.norm_first, c.positional, c.max_len))
+        return planned_bytes(shape, 0 if learned else c.max_len)
+    return loading_bytes(source.path, planned_bytes(Shape.from_bert(read_config(source.path))))

@@ -81,7 +81,7 @@ def show_pretrained(seq_len: int) -> None:
     if source is None or not source.available:
         st.info(f"The pretrained model is not available here: {source.reason if source else 'not listed'}.")
         return
-    bert = shared.loaded_model(shared.Choice(DEFAULT_KEY)).model
+    bert = shared.or_stop("The pretrained model", shared.loaded_model, shared.Choice(DEFAULT_KEY)).model
     shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
     c = bert.config
     st.caption(f"{c.num_hidden_layers} layers, {c.num_attention_heads} heads, d_model {c.hidden_size}, "
@@ -102,7 +102,7 @@ shared.chart_format()
 explain_heads(raw_heads, config)
 choice = shared.Choice(RANDOM_KEY, config)
 run = shared.run(choice, text)
-loaded = shared.loaded_model(choice)
+loaded = shared.or_stop("The model", shared.loaded_model, choice)
 seq_len = len(run.tokens)
 
 with main:

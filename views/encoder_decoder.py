@@ -26,12 +26,11 @@ class Seq2SeqRun:
     cross: np.ndarray  # (layers, heads, T, S): target queries over source keys
 
 
-@st.cache_resource(max_entries=4, show_spinner="Building the random encoder-decoder…")
 def seq2seq_model(config):
-    """One seeded random TextTransformer per config per process; never mutated."""
-    from model.sources import load_encoder_decoder
+    """One seeded random TextTransformer per config per process, in the server's memory budget; never mutated."""
+    from model.sources import RANDOM_KEY
 
-    return load_encoder_decoder(config)
+    return shared.resident(shared.Choice(RANDOM_KEY, config), encoder_decoder=True).loaded
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

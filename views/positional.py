@@ -11,18 +11,23 @@ DEFAULT_CURVE_DIMS = (0, 1, 16, 32)  # a fast sin/cos pair and two slower waves
 MAX_CURVES = 16  # each curve sends its positions and values: 16 x 2048 points stay under 0.5 MB
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
 def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
-    """(P, d) float32 sinusoidal table; at most 2048 x 1024, so a few MB per entry."""
-    return sinusoidal_table(num_positions, d_model, float(base)).numpy()
+    """(P, d) float32 sinusoidal table; at most 2048 x 1024, so a few MB per entry, kept in the server's budget."""
+    def compute() -> np.ndarray:
+        table = sinusoidal_table(num_positions, d_model, float(base)).numpy()
+        table.flags.writeable = False  # shared by every session
+        return table
+
+    return shared.cached(("sinusoidal table", num_positions, d_model, base), compute, "The sinusoidal table",
+                         kind="table")
 
 
 def learned_positions(choice: shared.Choice) -> tuple[np.ndarray | None, str]:
     """The model's position embeddings (max_positions, E) and what they are, or None and why there are none."""
     try:
         loaded = shared.loaded_model(choice)
-    except Exception as e:  # a missing package or an unreadable checkpoint: say so, keep the sinusoidal part
-        return None, f"The model could not be loaded: {e}"
+    except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
+        return None, shared.failure("The model", e)
     model = loaded.model
     if hasattr(model, "embeddings"):  # BertModel
         weight = model.embeddings.position_embeddings.weight

@@ -1,7 +1,9 @@
 """What every page needs: the model picker, the sentence, cached forward passes, downloads."""
 import io
+import logging
 import os
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -11,13 +13,14 @@ import numpy as np
 import streamlit as st
 
 from views import state
-from views.cache import BoundedCache
+from views.cache import BoundedCache, OverBudget
 from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 MASK_KINDS = ("none", "causal", "padding", "custom", "causal+padding")
+_log = logging.getLogger(__name__)
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
 
 
@@ -134,14 +137,9 @@ class _Layers(Sequence):
 
 
 @st.cache_resource
-def _runs() -> BoundedCache:
+def budget() -> BoundedCache:
+    """The process's one memory budget (views/cache.py): models, forward passes, recomputed layers, images."""
     return BoundedCache()
-
-
-@st.cache_resource(show_spinner=False)
-def _images() -> BoundedCache:
-    """Drawn images (the all-heads mosaics), apart from the runs so that they never push a run out."""
-    return BoundedCache(max_entries=16)
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -172,16 +170,42 @@ def _apply_torch_threads() -> int:
     return torch.get_num_threads()
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
-def loaded_model(choice: Choice):
-    """One model per (source, config) per process, shared by every session, never mutated."""
-    from model.sources import find_source, load
+@dataclass(frozen=True)
+class Resident:
+    """A loaded model and its compiled pass: one entry of the budget, so that they are dropped together."""
 
-    _apply_torch_threads()
+    loaded: object  # model.sources.LoadedModel or LoadedSeq2Seq
+    compiling: "Compiling | None"
+
+
+def loaded_model(choice: Choice):
+    """One model per (source, config) per process, shared by every session, never mutated. Room is made in the
+    budget before it is built; the default model stays. Raises OverBudget, CheckpointError, ConfigError."""
+    return resident(choice).loaded
+
+
+def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
+    """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
+    encoder-decoder of choice.random, for the encoder-decoder page."""
+    from model.footprint import module_bytes
+    from model.sources import DEFAULT_KEY, find_source, footprint, load, load_encoder_decoder
+
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")
-    return load(source, choice.random)
+
+    def build() -> Resident:
+        _apply_torch_threads()
+        with st.spinner("Building the random encoder-decoder…" if encoder_decoder else "Loading the model…"):
+            if encoder_decoder:
+                return Resident(load_encoder_decoder(choice.random), None)
+            loaded = load(source, choice.random)
+        return Resident(loaded, Compiling(loaded.model))
+
+    return budget().get_or_build(("model", choice, encoder_decoder), build, kind="model",
+                                 estimate=footprint(source, choice.random, encoder_decoder),
+                                 size=lambda r: module_bytes(r.loaded.model),
+                                 pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder)
 
 
 @st.cache_resource
@@ -354,7 +378,9 @@ class Compiling:
     def start(self) -> None:
         with self._lock:
             if self._future is None:
-                self._future = _model_threads().submit(_inference, _trace_and_warm, (self._model,))
+                # a weak reference: a model dropped from the budget while its tracing waits in the queue is freed,
+                # not kept alive (and traced for nothing) by the queue
+                self._future = _model_threads().submit(_inference, _trace_and_warm, (weakref.ref(self._model),))
 
     def wait(self):
         """Build it now if it is not being built, and return it (tests, benchmarks)."""
@@ -362,11 +388,14 @@ class Compiling:
         return self._future.result()
 
 
-def _trace_and_warm(model):
+def _trace_and_warm(model_ref: weakref.ref):
     import torch
 
     from model.compiled import compiled_pass
 
+    model = model_ref()
+    if model is None:
+        return None
     compiled = compiled_pass(model, model.max_positions)
     try:
         if compiled is not None:
@@ -376,10 +405,9 @@ def _trace_and_warm(model):
     return compiled
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def compiling(choice: Choice) -> Compiling:
-    """The model's Compiling; the same size as loaded_model's cache, so they drop a model together."""
-    return Compiling(loaded_model(choice).model)
+    """The model's Compiling, dropped with the model."""
+    return resident(choice).compiling
 
 
 COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" (whole model), "layer", ...
@@ -387,40 +415,60 @@ _COMPUTED_LOCK = threading.Lock()
 
 
 def cached(key, compute, what: str = "The model", kind: str = "forward"):
-    """compute() once per key in the process-wide bounded cache, then shared by every session; kind "image"
-    has a cache of its own.
+    """compute() once per key in the process's budget, then shared by every session.
 
-    Errors (a missing package, an unreadable checkpoint, a bad config) stop the page with a message.
+    Errors (a missing package, an unreadable checkpoint, a bad config, a model too big for the server) stop the
+    page with a message.
     """
-    cache = _images() if kind == "image" else _runs()
-    result = cache.get(key)
-    if result is None:
-        try:
-            result = compute()  # a long pass shows its spinner (on_model_thread)
-        except Exception as e:
-            st.error(f"{what} could not run: {e}")
-            state.stop()
+    def counted():
+        result = compute()  # a long pass shows its spinner (on_model_thread)
         with _COMPUTED_LOCK:
             COMPUTED[kind] += 1
-        cache.put(key, result)
-    return result
+        return result
+
+    return or_stop(what, budget().get_or_build, key, counted, kind)
 
 
-_HELD = "_held_runs"  # session state: the runs this session's page drew last (a page draws at most two)
+def or_stop(what: str, fn: Callable, *args):
+    """fn(*args), or a plain message on the page and the page stopped: never a traceback, a server path or an
+    allocator's error in front of a student."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - every failure becomes a message; the unexpected ones are logged
+        st.error(failure(what, e), icon=":material/error:")
+        state.stop()
+
+
+def failure(what: str, e: Exception) -> str:
+    """What to tell the user about an exception: our own errors say what to change; the rest is logged."""
+    from model.bert import CheckpointError
+    from model.sources import ConfigError
+
+    if isinstance(e, OverBudget):
+        return (f"{what} was not run, to keep the server up for everyone: {e}. Pick a smaller model "
+                "(fewer layers, a smaller d_model or d_ff).")
+    if isinstance(e, (CheckpointError, ConfigError)):
+        return f"{what} could not run: {e}"
+    if isinstance(e, MemoryError) or "alloc" in str(e).lower():
+        return f"{what} could not run: the server ran out of memory for it. Try a smaller model or a shorter text."
+    _log.exception("%s could not run", what)
+    return f"{what} could not run: an unexpected error ({type(e).__name__}); the server's log has the details."
+
+
+_HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)
 
 
 def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
-    """The run for (model, text, mask): computed once, then shared through the bounded cache.
+    """The run for (model, text, mask): computed once, then shared through the budget.
 
-    The session also holds the runs its page drew last, so that a slider move never runs the model again,
-    even after the rest of the class has pushed the run out of the shared cache. These are references to
-    the shared, read-only runs, released with the session."""
+    The session also holds the runs its page drew last, so that a slider move does not run the model again when
+    the rest of the class fills the budget: held runs go last, only if the budget needs their room. The claims
+    are released with the session."""
     key = (choice, text, mask)
-    held = st.session_state.get(_HELD, ())
-    result = next((r for r in held if r.key == key), None)
-    if result is None:
-        result = cached(key, lambda: compute_run(choice, text, mask))
-    st.session_state[_HELD] = (result, *(r for r in held if r is not result))[:2]
+    result = cached(key, lambda: compute_run(choice, text, mask))
+    held = [h for h in st.session_state.get(_HELD, ()) if h.key != key]
+    claim = budget().hold(key)
+    st.session_state[_HELD] = tuple(h for h in (claim, *held) if h is not None)[:2]
     if result.truncated:
         state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
                      "so the rest was cut.")

@@ -106,11 +106,11 @@ def test_moving_layer_and_head_runs_no_forward_pass():
     from views import shared
 
     at = open_masks(mask="causal")
-    misses = shared._runs().misses
+    misses = shared.budget().misses
     at.slider[0].set_value(2).run()
     at.slider[1].set_value(5).run()
     assert not at.exception
-    assert shared._runs().misses == misses
+    assert shared.budget().misses == misses
 
 
 def test_long_text_shows_one_big_map_at_a_time():

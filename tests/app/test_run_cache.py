@@ -71,13 +71,13 @@ def test_a_bad_torch_threads_setting_is_refused_with_its_name(raw):
 def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
     before = torch.get_num_threads()
     monkeypatch.setenv("ATTNVIZ_TORCH_THREADS", "1")
-    shared.loaded_model.clear()
+    fresh = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=77))  # a model this process has not loaded
     try:
-        shared.loaded_model(shared.Choice("minilm"))
+        torch.set_num_threads(2)
+        shared.loaded_model(fresh)
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
-        shared.loaded_model.clear()
 
 
 def test_passes_from_fresh_threads_run_on_the_same_long_lived_model_threads():

@@ -76,12 +76,12 @@ def test_temperature_sharpens_or_flattens(scale, sharper):
 
 def test_moving_query_head_or_scale_does_not_rerun_the_model():
     at = run(text="No wasted work here", layer="1")
-    misses, forward = shared._runs().misses, shared.COMPUTED["forward"]
+    misses, forward = shared.budget().misses, shared.COMPUTED["forward"]
     at.selectbox(key="query").set_value(3).run()
     at.slider(key="head").set_value(5).run()
     at.radio(key="scale").set_value("4").run()
     assert not at.exception
-    assert shared._runs().misses == misses  # not even one layer recomputed
+    assert shared.budget().misses == misses  # not even one layer recomputed
     at.text_area(key="text").set_value("A new sentence runs the model once").run()
     assert shared.COMPUTED["forward"] == forward + 1  # the counter is live: a new text is one forward pass
 

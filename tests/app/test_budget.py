@@ -1,0 +1,126 @@
+"""One byte budget for models, passes and images: room made before a model is built, a model that cannot fit
+refused, held passes dropped last, a dropped model freed at once."""
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+from model.footprint import module_bytes
+from model.sources import RandomConfig
+from views import shared
+from views.cache import BoundedCache, OverBudget
+
+MB = 2**20
+
+
+def array(mb: float) -> np.ndarray:
+    return np.zeros(int(mb * MB), dtype=np.uint8)
+
+
+def test_models_and_passes_share_one_byte_budget():
+    cache = BoundedCache(max_entries=10, max_bytes=100 * MB)
+    for i in range(4):
+        cache.put(("pass", i), array(20))
+    seen_in_build = []
+
+    def build_model():
+        seen_in_build.append((cache.bytes, len(cache)))  # room was made before this ran
+        return array(50)
+
+    cache.get_or_build("model", build_model, kind="model", estimate=50 * MB)
+    assert seen_in_build == [(40 * MB, 2)]  # the two oldest passes went first
+    assert ("pass", 0) not in cache and ("pass", 3) in cache and cache.bytes == 90 * MB
+    cache.put(("pass", 4), array(20))  # a new pass pushes out what was used least recently
+    assert ("pass", 2) not in cache and "model" in cache and cache.bytes == 90 * MB
+    cache.get(("pass", 3))
+    cache.put(("pass", 5), array(20))  # now the model is the least recently used: it goes
+    assert "model" not in cache and cache.bytes == 60 * MB
+
+
+def test_a_model_that_can_never_fit_is_refused_before_it_is_built():
+    cache = BoundedCache(max_bytes=100 * MB)
+    cache.put("default", array(30), kind="model", pinned=True)
+    built = []
+    with pytest.raises(OverBudget, match="about 80 MB.*at most 70 MB"):
+        cache.get_or_build("huge", lambda: built.append(1), kind="model", estimate=80 * MB)
+    assert not built and "default" in cache
+    cache.clear()
+    assert "default" in cache  # the default model stays
+
+
+def test_held_passes_go_after_every_unheld_one_and_only_when_the_room_is_needed():
+    cache = BoundedCache(max_entries=3, max_bytes=100 * MB)
+    cache.put("mine", array(10))
+    claim = cache.hold("mine")
+    for i in range(5):  # the class's sentences
+        cache.put(i, array(10))
+    assert "mine" in cache and len(cache) == 3
+    cache.get_or_build("big model", lambda: array(95), kind="model", estimate=95 * MB)
+    assert "mine" not in cache  # the budget needed its room
+    assert claim.key == "mine" and cache.hold("mine") is None
+
+
+def test_one_build_per_key_however_many_sessions_ask_at_once():
+    cache = BoundedCache()
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def build():
+        calls.append(1)
+        started.set()
+        release.wait(5)
+        return "model"
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get_or_build("k", build))) for _ in range(4)]
+    threads[0].start()
+    started.wait(5)
+    for t in threads[1:]:
+        t.start()
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert calls == [1] and results == ["model"] * 4
+
+
+def test_a_builder_interrupted_by_a_rerun_leaves_the_build_to_the_next_session():
+    class Rerun(BaseException):  # as Streamlit's RerunException and StopException: not an Exception
+        pass
+
+    cache = BoundedCache()
+
+    def interrupted():
+        raise Rerun
+
+    with pytest.raises(Rerun):
+        cache.get_or_build("k", interrupted)
+    assert cache.get_or_build("k", lambda: "built") == "built" and cache.reserved == 0
+
+
+def test_a_dropped_model_is_freed_at_once_even_after_tracing(monkeypatch):
+    """torch.jit.trace leaves the model in a reference cycle: without a collection, a dropped model stays."""
+    small = [shared.Choice("random", RandomConfig(64, 2, 2, 128, seed=seed)) for seed in (201, 202, 203)]
+    budget = shared.budget()
+    budget.clear()
+    size = module_bytes(shared.loaded_model(small[0]).model)
+    monkeypatch.setattr(budget, "max_bytes", budget.bytes + size // 2)  # room for one of them, not two
+    alive = []
+    for choice in small:
+        loaded = shared.loaded_model(choice)
+        assert shared.compiling(choice).wait() is not None  # traced, as the app does after a first pass
+        alive.append(weakref.ref(loaded.model))
+        del loaded
+    assert [ref() is not None for ref in alive] == [False, False, True]
+
+
+def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch):
+    from tests.app.apptest_harness import open_page
+
+    budget = shared.budget()
+    monkeypatch.setattr(budget, "max_bytes", budget.bytes + 100 * MB)
+    at = open_page("heatmap", "Attention heatmap", model="random", d_model="768", layers="12", d_ff="3072",
+                   heads="12", seed="7")
+    assert not at.exception
+    message = at.error[0].value
+    assert "not run, to keep the server up for everyone" in message and "Pick a smaller model" in message
+    assert "MB" in message and not at.get("plotly_chart")
