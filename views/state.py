@@ -8,11 +8,16 @@ import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import NoReturn
+from urllib.parse import quote
 
 import streamlit as st
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 _NOTICES = "_notices"
+# A text takes up to 9 bytes a character in a link (a Chinese character is %E4%BD%A0). Past this many, the text is
+# left out of the link: nginx refuses a request line over 8 KB (414), Streamlit's server a header over 64 KB (400,
+# a blank page), and the encoder-decoder page has two texts.
+LINK_TEXT_BYTES = 3_000
 _writes = threading.local()  # .pending: the URL writes of the run in this thread, or None outside a batch
 
 
@@ -155,7 +160,8 @@ def int_list(label: str, name: str, options: Sequence[int], format_func, contain
 
 
 def text(label: str, name: str, default: str, max_chars: int, container=st, area: bool = True, **kwargs) -> str:
-    """Free text bound to ?name=; a longer value from the link is cut with a notice."""
+    """Free text bound to ?name=; a longer value from the link is cut with a notice. A text too long for a link
+    (LINK_TEXT_BYTES) stays in the session, out of the link, with a notice: a link that long would not reload."""
     def parse(raw: str) -> str:
         if len(raw) > max_chars:
             notice(f"The text in the link was cut to its first {max_chars:,} characters.")
@@ -163,7 +169,19 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
 
     _start(name, default, parse, lambda v: isinstance(v, str), "")
     (container.text_area if area else container.text_input)(label, key=name, max_chars=max_chars, **kwargs)
-    return _finish(name, str)
+    value = st.session_state[name]
+    if len(quote(value, safe="")) <= LINK_TEXT_BYTES:
+        return _finish(name, str)
+    st.session_state[_KEEP + name] = value
+    pending = getattr(_writes, "pending", None)
+    if pending is not None:
+        pending.pop(name, None)
+    if name in st.query_params:
+        del st.query_params[name]
+    notice(f"This text is too long for the page's link ({len(value):,} characters): the link leaves it out, so "
+           "it opens with the default text. A text goes in the link up to about "
+           f"{LINK_TEXT_BYTES // 9:,} Chinese or {LINK_TEXT_BYTES * 2 // 3:,} English characters.")
+    return value
 
 
 def _raise():
