@@ -2,16 +2,24 @@
 opened one after another in Chromium (the hostile case of issue 16: each link builds a model of its own).
 
     python -m bench.memory                       # 12 links: seeds 1-8 on the heatmap, 9-12 on encoder-decoder
-    python -m bench.memory --links 20 --env ATTNVIZ_MEMORY_MB=1200
+    python -m bench.memory --links 20 --env ATTNVIZ_CACHE_MB=600
+    python -m bench.memory --passes              # one pass per process: its measured peak beside model.footprint's
 
 Prints the server's RSS before the first link, after each link, its peak (the kernel's VmHWM: what a pod's memory
 limit is checked against) and at the end; and whether each page drew its chart or said why not.
 """
 import argparse
+import gc
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from bench.servers import ROOT, chromium, spawn
+
+PASSES = [("encoder", 12, 12, 768, 3072), ("encoder", 12, 16, 768, 3072), ("encoder", 12, 1, 768, 3072),
+          ("encoder", 2, 4, 128, 512), ("encoder", 1, 1, 32, 64), ("encoder-decoder", 12, 16, 768, 3072),
+          ("encoder-decoder", 12, 1, 768, 3072), ("encoder-decoder", 2, 4, 128, 512), ("encoder-decoder", 1, 1, 32, 64)]
 
 LINK = "model=random&d_model=768&heads=1&layers=12&d_ff=3072&positional=learned&seed={seed}"
 PAGES = {"heatmap": "heatmap?" + LINK, "encoder-decoder": "encoder-decoder?" + LINK.replace("model=random&", "")}
@@ -23,7 +31,8 @@ DONE = "([charts, chart, failed]) => document.querySelectorAll(chart).length >= 
 
 
 def status_mb(pid: int, field: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    """A field of /proc/PID/status in MB (pid 0: this process)."""
+    for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
@@ -35,12 +44,56 @@ def links(count: int) -> list[tuple[str, int]]:
     return [("heatmap" if seed <= cut else "encoder-decoder", seed) for seed in range(1, count + 1)]
 
 
+def one_pass(kind: str, layers: int, heads: int, d_model: int, d_ff: int, tokens: int) -> None:
+    """In this process: build the model, run one recorded pass of `tokens` tokens as the app does, print the peak."""
+    import numpy as np
+    import torch
+
+    from model.footprint import encoder_decoder_pass_bytes, encoder_pass_bytes
+    from model.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
+    from views.cache import release_freed_memory
+
+    config, ids = RandomConfig(d_model, heads, layers, d_ff), torch.full((1, tokens), 1996)
+    model = (load_encoder_decoder(config) if kind == "encoder-decoder" else load(find_source(RANDOM_KEY), config)).model
+    gc.collect()
+    release_freed_memory()
+    before = status_mb(0, "VmRSS")
+    with torch.inference_mode():
+        if kind == "encoder":
+            model.inputs_and_attentions(ids)
+            estimate = encoder_pass_bytes(layers, heads, d_model, d_ff, tokens)
+        else:
+            _, trace = model(ids, ids, record=True)
+            [np.stack([getattr(layer, block).probs[0].numpy() for layer in stack]) for stack, block in
+             ((trace.encoder.layers, "self_attn"), (trace.decoder.layers, "self_attn"),
+              (trace.decoder.layers, "cross_attn"))]
+            estimate = encoder_decoder_pass_bytes(layers, heads, d_model, d_ff, tokens, tokens)
+    peak = status_mb(0, "VmHWM") - before
+    print(f"{kind:<16} {layers:>6} {heads:>5} {d_model:>7} {d_ff:>5} {tokens:>6} {peak:>9.0f} "
+          f"{estimate / 2**20:>9.0f} {peak / (estimate / 2**20):>7.2f}")
+
+
+def passes(tokens: int) -> None:
+    print(f"{'pass':<16} {'layers':>6} {'heads':>5} {'d_model':>7} {'d_ff':>5} {'tokens':>6} {'peak MB':>9} "
+          f"{'estimate':>9} {'ratio':>7}")
+    for kind, *sizes in PASSES:  # one process each: VmHWM is the process's peak
+        subprocess.run([sys.executable, "-m", "bench.memory", "--one-pass", kind, *map(str, sizes), str(tokens)],
+                       cwd=ROOT, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--links", type=int, default=12)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server (repeatable)")
     parser.add_argument("--timeout", type=float, default=180, help="s to wait for each page")
+    parser.add_argument("--passes", action="store_true", help="measure single passes against model.footprint")
+    parser.add_argument("--tokens", type=int, default=512, help="with --passes: the sequence length")
+    parser.add_argument("--one-pass", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_pass:
+        return one_pass(args.one_pass[0], *map(int, args.one_pass[1:]))
+    if args.passes:
+        return passes(args.tokens)
     env = dict(item.split("=", 1) for item in args.env)
     with spawn(ROOT / "app.py", env=env, session_ttl=2) as server, chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -17,6 +17,7 @@ import threading
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -95,6 +96,7 @@ class BoundedCache:
         self.hits = self.misses = 0
         self.evicted: Counter = Counter()  # by kind
         self._freed, self._freed_model = 0, False  # bytes dropped since the heap was last trimmed; a model among them
+        self._settle: list = []  # dropped values with work of their own under way (a model's tracing): settle() it
 
     def get(self, key):
         with self._room:
@@ -146,6 +148,20 @@ class BoundedCache:
             self._trim()
         return pending.value
 
+    @contextmanager
+    def room(self, need: int, spare=()):
+        """Make room for `need` bytes of work (a forward pass) for the time of the block; OverBudget if it cannot
+        fit even alone. `spare`: keys not to drop for it (the model the pass runs on)."""
+        with self._room:
+            self._reserve(need, spare)
+        self._trim()
+        try:
+            yield
+        finally:
+            with self._room:
+                self.reserved -= need
+                self._room.notify_all()
+
     def put(self, key, value, kind: str = "forward", pinned: bool = False) -> None:
         size = nbytes(value)
         with self._room:
@@ -190,6 +206,9 @@ class BoundedCache:
             if not (model or enough):
                 return
             self._freed, self._freed_model = 0, False
+            settle, self._settle = self._settle, []
+        while settle:  # a dropped model still being traced is still held by its tracing: let that end first
+            settle.pop().settle()
         if model:
             gc.collect()
         release_freed_memory()
@@ -198,14 +217,15 @@ class BoundedCache:
     def _pinned_bytes(self) -> int:
         return sum(e.size for e in self._items.values() if e.pinned)
 
-    def _reserve(self, need: int) -> None:
-        """Evict until `need` more bytes fit beside what is kept and promised; wait for builds under way if only
-        their promises are in the way; OverBudget if it cannot fit even alone."""
-        if need > self.max_bytes - self._pinned_bytes():
+    def _reserve(self, need: int, spare=()) -> None:
+        """Evict until `need` more bytes fit beside what is kept and promised; wait for work under way if only
+        its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
+        kept = self._pinned_bytes() + sum(self._items[k].size for k in spare if k in self._items)
+        if need > self.max_bytes - kept:
             raise OverBudget(f"it needs about {megabytes(need)} and this server keeps at most "
-                             f"{megabytes(self.max_bytes - self._pinned_bytes())} for it")
+                             f"{megabytes(self.max_bytes - kept)} for it")
         while True:
-            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one():
+            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
                 pass
             if self.bytes + self.reserved + need <= self.max_bytes:
                 self.reserved += need
@@ -226,15 +246,16 @@ class BoundedCache:
         group = self._group(kind)
         cap = self.max_entries if group is None else self.kind_entries[group]
         while (sum(self._group(e.kind) == group for e in self._items.values()) > cap
-               and self._evict_one(group, spare=key)):
+               and self._evict_one(group, spare=(key,))):
             pass
-        while self.bytes + self.reserved > self.max_bytes and self._evict_one(spare=key):
+        while self.bytes + self.reserved > self.max_bytes and self._evict_one(spare=(key,)):
             pass
 
-    def _evict_one(self, group=..., spare=None) -> bool:
-        """Drop the least recently used entry (of `group`, if given): unheld ones first. False if none can go."""
+    def _evict_one(self, group=..., spare=()) -> bool:
+        """Drop the least recently used entry (of `group`, if given), not one of `spare`: unheld ones first. False
+        if none can go."""
         candidates = [k for k, e in self._items.items()
-                      if not e.pinned and k != spare and (group is ... or self._group(e.kind) == group)]
+                      if not e.pinned and k not in spare and (group is ... or self._group(e.kind) == group)]
         if not candidates:
             return False
         unheld = [k for k in candidates if not len(self._items[k].holds)]
@@ -247,6 +268,8 @@ class BoundedCache:
         self.evicted[entry.kind] += 1
         self._freed += entry.size
         self._freed_model |= entry.kind == "model"
+        if hasattr(entry.value, "settle"):
+            self._settle.append(entry.value)
 
 
 _libc = None

@@ -6,6 +6,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from model.sources import RANDOM_KEY
 from views import shared, state
 from viz.attention import heatmap_spec
 
@@ -28,8 +29,6 @@ class Seq2SeqRun:
 
 def seq2seq_model(config):
     """One seeded random TextTransformer per config per process, in the server's memory budget; never mutated."""
-    from model.sources import RANDOM_KEY
-
     return shared.resident(shared.Choice(RANDOM_KEY, config), encoder_decoder=True).loaded
 
 
@@ -54,15 +53,20 @@ def _blocked(layer) -> np.ndarray:
 
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """Tokenise both texts (cut to the model's positions) and record one forward pass."""
+    from model.footprint import encoder_decoder_pass_bytes
+
     loaded = seq2seq_model(config)
     source, target = loaded.encode(src), loaded.encode(tgt)
-    _, trace = shared.on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
-    decoder = trace.decoder.layers
-    decoder_self = _probs(decoder, "self_attn")
-    decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
-    return Seq2SeqRun(source.tokens, target.tokens, source.total_tokens, target.total_tokens,
-                      _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
-                      _read_only(_probs(decoder, "cross_attn")))
+    need = encoder_decoder_pass_bytes(config.num_layers, config.nhead, config.d_model, config.d_ff,
+                                      source.input_ids.shape[1], target.input_ids.shape[1])
+    with shared.budget().room(need, spare=(shared.model_key(shared.Choice(RANDOM_KEY, config), True),)):
+        _, trace = shared.on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
+        decoder = trace.decoder.layers
+        decoder_self = _probs(decoder, "self_attn")
+        decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
+        return Seq2SeqRun(source.tokens, target.tokens, source.total_tokens, target.total_tokens,
+                          _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
+                          _read_only(_probs(decoder, "cross_attn")))
 
 
 def texts() -> tuple[str, str]:

@@ -177,11 +177,20 @@ class Resident:
     loaded: object  # model.sources.LoadedModel or LoadedSeq2Seq
     compiling: "Compiling | None"
 
+    def settle(self) -> None:
+        """Once dropped from the budget: no tracing of it left queued or running, so that it can be freed now."""
+        if self.compiling is not None:
+            self.compiling.settle()
+
 
 def loaded_model(choice: Choice):
     """One model per (source, config) per process, shared by every session, never mutated. Room is made in the
     budget before it is built; the default model stays. Raises OverBudget, CheckpointError, ConfigError."""
     return resident(choice).loaded
+
+
+def model_key(choice: Choice, encoder_decoder: bool = False) -> tuple:
+    return "model", choice, encoder_decoder
 
 
 def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
@@ -202,7 +211,7 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
             loaded = load(source, choice.random)
         return Resident(loaded, Compiling(loaded.model))
 
-    return budget().get_or_build(("model", choice, encoder_decoder), build, kind="model",
+    return budget().get_or_build(model_key(choice, encoder_decoder), build, kind="model",
                                  estimate=footprint(source, choice.random, encoder_decoder),
                                  size=lambda r: module_bytes(r.loaded.model),
                                  pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder)
@@ -334,7 +343,10 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     model.inputs_and_attentions returns of a recorded pass)."""
     import torch
 
-    loaded = loaded_model(choice)
+    from model.footprint import encoder_pass_bytes, stack_sizes
+
+    model = resident(choice)
+    loaded = model.loaded
     encoded = loaded.encode(text)
     ids = encoded.input_ids[0].tolist()
     tokens = list(encoded.tokens)
@@ -346,16 +358,16 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     padding = np.array([False] * (len(ids) - pad) + [True] * pad)
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding
-    holder = compiling(choice) if plain else None
-    compiled = holder.ready() if holder is not None else None
-    if compiled is not None:  # the same numbers, without waiting for the GIL between operations
-        (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
-    else:
-        hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions, torch.tensor([ids]),
-                                                       attention_mask, attn_mask)
-        hidden, attentions = hidden[:, 0], attentions[:, 0]  # a sequence of one
-        if holder is not None:
-            holder.start()  # for the next pass of this model
+    compiled = model.compiling.ready() if plain else None
+    with budget().room(encoder_pass_bytes(*stack_sizes(loaded.model.encoder), len(ids)), spare=(model_key(choice),)):
+        if compiled is not None:  # the same numbers, without waiting for the GIL between operations
+            (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
+        else:
+            hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions,
+                                                           torch.tensor([ids]), attention_mask, attn_mask)
+            hidden, attentions = hidden[:, 0], attentions[:, 0]  # a sequence of one
+            if plain:
+                model.compiling.start()  # for the next pass of this model
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
     attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
@@ -373,7 +385,7 @@ class Compiling:
     def ready(self):
         """The compiled pass once it is built; None before, or if this torch cannot trace the model."""
         future = self._future
-        return future.result() if future is not None and future.done() else None
+        return future.result() if future is not None and future.done() and not future.cancelled() else None
 
     def start(self) -> None:
         with self._lock:
@@ -381,6 +393,12 @@ class Compiling:
                 # a weak reference: a model dropped from the budget while its tracing waits in the queue is freed,
                 # not kept alive (and traced for nothing) by the queue
                 self._future = _model_threads().submit(_inference, _trace_and_warm, (weakref.ref(self._model),))
+
+    def settle(self) -> None:
+        """Cancel the tracing if it waits in the queue, or wait for it to end if it runs (a few tenths of a s)."""
+        future = self._future
+        if future is not None and not future.cancel():
+            future.exception()  # the end of it, whatever it was: a failed trace only means the eager pass serves
 
     def wait(self):
         """Build it now if it is not being built, and return it (tests, benchmarks)."""
@@ -446,7 +464,7 @@ def failure(what: str, e: Exception) -> str:
 
     if isinstance(e, OverBudget):
         return (f"{what} was not run, to keep the server up for everyone: {e}. Pick a smaller model "
-                "(fewer layers, a smaller d_model or d_ff).")
+                "(fewer layers or heads, a smaller d_model or d_ff) or a shorter text.")
     if isinstance(e, (CheckpointError, ConfigError)):
         return f"{what} could not run: {e}"
     if isinstance(e, MemoryError) or "alloc" in str(e).lower():

@@ -124,3 +124,27 @@ def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch)
     message = at.error[0].value
     assert "not run, to keep the server up for everyone" in message and "Pick a smaller model" in message
     assert "MB" in message and not at.get("plotly_chart")
+
+
+def test_room_for_a_pass_is_made_for_its_time_without_dropping_the_model_it_runs_on():
+    cache = BoundedCache(max_bytes=100 * MB)
+    cache.put("model", array(40), kind="model")
+    cache.put("old pass", array(30))
+    with cache.room(50 * MB, spare=("model",)):
+        assert "model" in cache and "old pass" not in cache and cache.reserved == 50 * MB
+        with pytest.raises(OverBudget), cache.room(61 * MB, spare=("model",)):  # beside the model: cannot fit
+            pass
+    assert cache.reserved == 0
+
+
+def test_a_pass_too_big_for_the_server_gets_a_plain_message(monkeypatch):
+    from tests.app.apptest_harness import open_page
+
+    budget = shared.budget()
+    monkeypatch.setattr(budget, "max_bytes", budget.bytes + 300 * MB)
+    words = " ".join(["attention"] * 500)
+    at = open_page("encoder-decoder", "Encoder-decoder", d_model="128", heads="16", layers="12", d_ff="512",
+                   src=words, tgt=words)
+    assert not at.exception
+    assert "not run, to keep the server up for everyone" in at.error[0].value
+    assert "or a shorter text" in at.error[0].value
