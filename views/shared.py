@@ -366,12 +366,32 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
             hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions,
                                                            torch.tensor([ids]), attention_mask, attn_mask)
             hidden, attentions = hidden[:, 0], attentions[:, 0]  # a sequence of one
-            if plain:
+            if plain and not model.compiling.started and may_trace(choice):
                 model.compiling.start()  # for the next pass of this model
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
     attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
                encoded.total_tokens, attentions, hidden, additive)
+
+
+MAX_TRACED_RANDOM = 4  # random models traced per process; the rest run eagerly (same numbers, more CPU under load)
+_random_traces = 0
+_traced_lock = threading.Lock()
+
+
+def may_trace(choice: Choice) -> bool:
+    """Whether this model may be traced now: checkpoints always (the operator lists them, so they are few), random
+    models built from links only MAX_TRACED_RANDOM times per process. torch.jit.trace keeps about 0.9 MB per layer
+    for the life of the process, even once the traced model is freed (11 MB for 12 layers, at any width), so
+    tracing every link's model would grow the process without bound."""
+    global _random_traces
+    if choice.random is None:
+        return True
+    with _traced_lock:
+        if _random_traces >= MAX_TRACED_RANDOM:
+            return False
+        _random_traces += 1
+        return True
 
 
 class Compiling:
@@ -386,6 +406,10 @@ class Compiling:
         """The compiled pass once it is built; None before, or if this torch cannot trace the model."""
         future = self._future
         return future.result() if future is not None and future.done() and not future.cancelled() else None
+
+    @property
+    def started(self) -> bool:
+        return self._future is not None
 
     def start(self) -> None:
         with self._lock:

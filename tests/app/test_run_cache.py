@@ -143,10 +143,12 @@ def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monk
     assert not (plain.attentions == masked.attentions).all()
 
 
-def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next():
+def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next(monkeypatch):
+    monkeypatch.setattr(shared, "_random_traces", 0)
     choice = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=7))  # a model no other test builds
     assert shared.compiling(choice).ready() is None
     first = shared.compute_run(choice, "the first pass of a new model")
+    assert shared.compiling(choice).started
     compiled = shared.compiling(choice).wait()  # started by that first pass
     assert compiled is not None
     again = shared.compute_run(choice, "the first pass of a new model")  # compiled now: the same bits
@@ -166,3 +168,13 @@ def test_a_compiled_pass_that_fails_its_first_call_is_not_used(monkeypatch):
     assert shared.compiling(choice).wait() is None
     again = shared.compute_run(choice, "a model whose graph fails, again")  # eager, no error
     assert again.attentions.shape[0] == first.attentions.shape[0] == 1
+
+
+def test_random_models_from_links_are_traced_only_a_few_times_per_process(monkeypatch):
+    """torch.jit.trace keeps about 0.9 MB per layer for good: a visitor's links must not add up."""
+    monkeypatch.setattr(shared, "_random_traces", shared.MAX_TRACED_RANDOM - 1)
+    first, second = (shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=seed)) for seed in (301, 302))
+    shared.compute_run(first, "traced: the last one allowed")
+    shared.compute_run(second, "not traced: runs eagerly, the same numbers")
+    assert shared.compiling(first).started and not shared.compiling(second).started
+    assert shared.may_trace(shared.Choice("minilm"))  # the operator's checkpoints always are
