@@ -1,7 +1,8 @@
 """Page state that lives in the URL: every widget starts from ?name=..., survives a page switch,
 and is written back, so any view is a link a lecturer can put on a slide.
 
-Values from the URL are checked; a bad one is ignored with a notice on the page.
+Values from the URL are checked; a bad one is ignored with a notice on the page. A value the notice shows
+is a visitor's text: it goes in a code span (views.markdown), never into the Markdown itself.
 """
 import functools
 import threading
@@ -10,6 +11,8 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 import streamlit as st
+
+from views.markdown import code
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 _NOTICES = "_notices"
@@ -37,13 +40,17 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             if not valid(value):
                 raise ValueError
         except (ValueError, TypeError, KeyError):
-            notice(f"Ignored `{name}={raw[:60]}` in the link: {describe}.")
+            notice(f"Ignored {code(f'{name}={_cut(raw)}')} in the link: {describe}.")
             value = st.session_state.get(_KEEP + name, default)
     else:
         value = st.session_state.get(_KEEP + name, default)
     if not valid(value):  # e.g. a layer from a bigger model: back to the default
         value = default
     st.session_state[name] = value
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 @contextmanager
