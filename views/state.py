@@ -5,6 +5,7 @@ Values from the URL are checked; a bad one is ignored with a notice on the page.
 is a visitor's text: it goes in a code span (views.markdown), never into the Markdown itself.
 """
 import functools
+import re
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -44,9 +45,33 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             value = st.session_state.get(_KEEP + name, default)
     else:
         value = st.session_state.get(_KEEP + name, default)
+    if isinstance(value, str):  # typed text, or text from the link
+        value = _readable(value, new=value != st.session_state.get(_KEEP + name))
     if not valid(value):  # e.g. a layer from a bigger model: back to the default
         value = default
     st.session_state[name] = value
+
+
+# Invisible characters that change how the text around them shows: C0 and C1 controls (but tab and line
+# ends), bidi embeddings, overrides and isolates. Zero-width joiners stay: emoji sequences need them.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _readable(text: str, new: bool) -> str:
+    """The text without invisible controls (said once); a U+FFFD in new text is explained.
+
+    U+FFFD is what a lone surrogate typed in the browser arrives as (views.lone_surrogates), and what a link's
+    bytes that are no UTF-8 are read as."""
+    controls = _CONTROLS.findall(text)
+    if controls:
+        text = _CONTROLS.sub("", text)
+        codes = ", ".join(f"U+{ord(c):04X}" for c in sorted(set(controls))[:5])
+        notice(f"Removed {len(controls)} invisible control character{'s' if len(controls) > 1 else ''} "
+               f"({codes}) from the text.")
+    if new and "\ufffd" in text:
+        notice("A character of the text could not be read (half of an emoji, say, from a broken copy and paste, "
+               "or a broken link): it is shown as �.")
+    return text
 
 
 def _cut(text: str, limit: int = 60) -> str:
