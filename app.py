@@ -25,4 +25,5 @@ pages = navigation.pages(lambda: [
 ])
 lone_surrogates.replace_in_the_browser()
 with state.url_writes():  # one URL message per run, not one per widget
+    state.check_link()
     st.navigation(pages).run()

@@ -74,6 +74,34 @@ def _readable(text: str, new: bool) -> str:
     return text
 
 
+# Every ?name= some page reads. A link carries all of them to every page (the text, the layer and head, the
+# model...), so no page says anything about another page's parameters. tests/app checks this list against views/.
+LINK_KEYS = frozenset({
+    "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm", "positional",
+    "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask", "pad_to",
+    "blocked", "mask_map", "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims",
+})
+_LINK_CHECKED = "_link_checked"
+
+
+def check_link() -> None:
+    """On a session's first run: say which parameters of the link no page reads, and which are given twice."""
+    if st.session_state.get(_LINK_CHECKED):
+        return
+    st.session_state[_LINK_CHECKED] = True
+    unknown = [name for name in st.query_params if name not in LINK_KEYS]
+    if unknown:
+        names = ", ".join(code(_cut(name)) for name in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        notice(f"Ignored {names}{more} in the link: no page of this app reads "
+               + ("it." if len(unknown) == 1 else "them."))
+    for name in sorted(LINK_KEYS.intersection(st.query_params)):
+        values = st.query_params.get_all(name)
+        if len(values) > 1:
+            notice(f"{code(name)} is given {len(values)} times in the link: the last one, {code(_cut(values[-1]))}, "
+                   "is used.")
+
+
 def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
