@@ -4,7 +4,7 @@ Icons are Material Symbols, which Streamlit ships, so they show offline and with
 import plotly.io as pio
 import streamlit as st
 
-from views import navigation, state
+from views import lone_surrogates, navigation, state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
@@ -23,5 +23,7 @@ pages = navigation.pages(lambda: [
     st.Page("views/encoder_decoder.py", title="Encoder-decoder", icon=":material/translate:",
             url_path="encoder-decoder"),
 ])
+lone_surrogates.replace_in_the_browser()
 with state.url_writes():  # one URL message per run, not one per widget
+    state.check_link()
     st.navigation(pages).run()

@@ -1,4 +1,5 @@
 """Softmax rows: one query's scores q.k, scaled, masked, and turned into probabilities; a temperature to play with."""
+import html
 import math
 
 import numpy as np
@@ -46,7 +47,7 @@ raw = scaled / attn.scale  # (S,) q.k
 mask = np.zeros(T) if attn.mask is None else as_neg_inf(
     np.broadcast_to(attn.mask.numpy(), attn.scores.shape)[0, head, query])  # (S,) 0 or -inf
 probs = attn.probs[0, head, query].numpy()  # (S,) what the model computed
-who = shared.token_label(run.tokens, query)
+who = html.escape(shared.token_label(run.tokens, query), quote=False)  # a token, in a title: plotly reads some HTML
 
 c1, c2 = st.columns(2)
 c1.plotly_chart(score_bars(raw, keys, f"(1) raw scores q·k for query {who}", "q·k"),

@@ -1,9 +1,11 @@
 """Page state that lives in the URL: every widget starts from ?name=..., survives a page switch,
 and is written back, so any view is a link a lecturer can put on a slide.
 
-Values from the URL are checked; a bad one is ignored with a notice on the page.
+Values from the URL are checked; a bad one is ignored with a notice on the page. A value the notice shows
+is a visitor's text: it goes in a code span (views.markdown), never into the Markdown itself.
 """
 import functools
+import re
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -11,6 +13,8 @@ from typing import NoReturn
 from urllib.parse import quote
 
 import streamlit as st
+
+from views.markdown import code
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 _NOTICES = "_notices"
@@ -42,13 +46,69 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             if not valid(value):
                 raise ValueError
         except (ValueError, TypeError, KeyError):
-            notice(f"Ignored `{name}={raw[:60]}` in the link: {describe}.")
+            notice(f"Ignored {code(f'{name}={_cut(raw)}')} in the link: {describe}.")
             value = st.session_state.get(_KEEP + name, default)
     else:
         value = st.session_state.get(_KEEP + name, default)
+    if isinstance(value, str):  # typed text, or text from the link
+        value = _readable(value, new=value != st.session_state.get(_KEEP + name))
     if not valid(value):  # e.g. a layer from a bigger model: back to the default
         value = default
     st.session_state[name] = value
+
+
+# Invisible characters that change how the text around them shows: C0 and C1 controls (but tab and line
+# ends), bidi embeddings, overrides and isolates. Zero-width joiners stay: emoji sequences need them.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _readable(text: str, new: bool) -> str:
+    """The text without invisible controls (said once); a U+FFFD in new text is explained.
+
+    U+FFFD is what a lone surrogate typed in the browser arrives as (views.lone_surrogates), and what a link's
+    bytes that are no UTF-8 are read as."""
+    controls = _CONTROLS.findall(text)
+    if controls:
+        text = _CONTROLS.sub("", text)
+        codes = ", ".join(f"U+{ord(c):04X}" for c in sorted(set(controls))[:5])
+        notice(f"Removed {len(controls)} invisible control character{'s' if len(controls) > 1 else ''} "
+               f"({codes}) from the text.")
+    if new and "\ufffd" in text:
+        notice("A character of the text could not be read (half of an emoji, say, from a broken copy and paste, "
+               "or a broken link): it is shown as �.")
+    return text
+
+
+# Every ?name= some page reads. A link carries all of them to every page (the text, the layer and head, the
+# model...), so no page says anything about another page's parameters. tests/app checks this list against views/.
+LINK_KEYS = frozenset({
+    "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm", "positional",
+    "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask", "pad_to",
+    "blocked", "mask_map", "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims",
+})
+_LINK_CHECKED = "_link_checked"
+
+
+def check_link() -> None:
+    """On a session's first run: say which parameters of the link no page reads, and which are given twice."""
+    if st.session_state.get(_LINK_CHECKED):
+        return
+    st.session_state[_LINK_CHECKED] = True
+    unknown = [name for name in st.query_params if name not in LINK_KEYS]
+    if unknown:
+        names = ", ".join(code(_cut(name)) for name in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        notice(f"Ignored {names}{more} in the link: no page of this app reads "
+               + ("it." if len(unknown) == 1 else "them."))
+    for name in sorted(LINK_KEYS.intersection(st.query_params)):
+        values = st.query_params.get_all(name)
+        if len(values) > 1:
+            notice(f"{code(name)} is given {len(values)} times in the link: the last one, {code(_cut(values[-1]))}, "
+                   "is used.")
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 @contextmanager

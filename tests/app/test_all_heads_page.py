@@ -2,7 +2,6 @@
 import json
 from urllib.parse import parse_qs
 
-import pytest
 from apptest_harness import APP, TIMEOUT, figures
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
@@ -83,27 +82,6 @@ def test_other_settings_draw_a_new_mosaic_once_and_back_reuses_the_first():
     assert views.shared.COMPUTED["image"] == drawn + 1 and at.caption[1].value == first
 
 
-@pytest.mark.parametrize("params, expected", [
-    ({"layer": "99"}, "from 0 to 5"),
-    ({"head": "-1"}, "from 0 to 11"),
-    ({"pool": "median"}, "must be one of max, mean"),
-    ({"tile": "4096"}, "must be one of 32, 48, 64, 96"),
-    ({"auto": "maybe"}, "use 1 or 0"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = open_page(**params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 2
-
-
-def test_empty_text_asks_for_a_sentence():
-    at = open_page("   ")
-    assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 0
-
-
 def test_512_tokens_stay_light():
     at = open_page("word " * 600)
     assert not at.exception
@@ -113,12 +91,3 @@ def test_512_tokens_stay_light():
     assert len(mosaic.proto.spec) < 1_500_000
     assert json.loads(preview.proto.spec)["data"][0]["type"] == "image"  # not 512 x 512 numbers
     assert len(preview.proto.spec) < 300_000
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>"])
-def test_unusual_scripts_and_html_run(text):
-    at = open_page(text)
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 2
-    assert link_params(at)["text"] == text

@@ -1,11 +1,9 @@
 """The architecture page in Streamlit's AppTest: cost tables checked against PyTorch, shapes from the trace."""
 import re
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 import apptest_harness as harness
-
 
 
 def open_page(**params) -> AppTest:
@@ -72,26 +70,11 @@ def test_heads_that_do_not_divide_d_model_are_explained_and_the_page_works():
     assert len(at.get("plotly_chart")) == 2
 
 
-def test_empty_text_asks_for_a_sentence():
-    at = open_page(text="  ")
-    assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 0
-
-
 def test_long_text_is_truncated_and_says_so():
     at = open_page(text="word " * 700)
     assert not at.exception
     assert any("the rest was cut" in w.value for w in at.warning)
     assert shapes(at)["input ids"] == "(1, 512)"
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>"])
-def test_unusual_scripts_and_html_run(text):
-    at = open_page(text=text)
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 2
 
 
 def test_the_sentence_carries_over_from_another_page():

@@ -39,40 +39,10 @@ def test_url_state_is_restored_and_written_back():
     assert at.query_params["layer"] == ["4"] or at.query_params["layer"] == "4"
 
 
-@pytest.mark.parametrize("params, expected", [
-    ({"layer": "99"}, "from 0 to 5"),
-    ({"head": "x"}, "whole number"),
-    ({"model": "../../etc/passwd"}, "must be one of"),
-    ({"mean": "maybe"}, "use 1 or 0"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = run(**params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 1
-
-
-def test_empty_text_asks_for_a_sentence():
+def test_a_page_stopped_at_an_empty_text_still_writes_the_link():
     at = run(text="   ")
-    assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 0
-    # the page stopped early; what it had drawn before is still written to the link
-    assert "model" in at.query_params and "img" in at.query_params
-
-
-def test_long_text_is_truncated_and_says_so():
-    at = run(text="word " * 700)
-    assert not at.exception
-    assert any("the rest was cut" in w.value for w in at.warning)
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>"])
-def test_unusual_scripts_and_html_run(text):
-    at = run(text=text)
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 1
+    assert any("Type a sentence" in i.value for i in at.info) and not at.get("plotly_chart")
+    assert "model" in at.query_params and "img" in at.query_params  # what it had drawn before the stop
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])

@@ -2,7 +2,6 @@
 import json
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 import apptest_harness as harness
@@ -120,34 +119,6 @@ def test_long_text_shows_one_big_map_at_a_time():
     assert len(at.get("plotly_chart")) == 2
     sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
     assert sum(sizes) < 3_000_000
-
-
-@pytest.mark.parametrize("params, expected", [
-    ({"mask": "bogus"}, "must be one of"),
-    ({"mask": "padding", "pad_to": "99"}, f"from {T} to {T + 32}"),
-    ({"mask": "custom", "blocked": "1,999"}, "pick from the tokens shown"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = open_masks(**params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 3
-
-
-def test_empty_text_asks_for_a_sentence():
-    at = open_masks(text="  ")
-    assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info)
-    assert not at.get("plotly_chart")
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>"])
-def test_unusual_scripts_and_html_run_with_every_mask(text):
-    at = open_masks(text=text, mask="causal+padding")
-    assert not at.exception
-    mask = charts(at)[0]
-    assert len(mask["x"]) > 2 and not any("<script" in label for label in mask["x"])
 
 
 def test_random_model_masks_padding_with_minus_infinity():

@@ -106,17 +106,3 @@ def test_no_dimension_chosen_asks_for_some():
     assert not at.exception
     assert any("Pick dimensions" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 4
-
-
-@pytest.mark.parametrize("params, expected", [
-    ({"pe_d": "5000"}, "from 2 to 1024"),
-    ({"pe_n": "0"}, "from 1 to 2048"),
-    ({"pe_base": "7"}, "must be one of"),
-    ({"pe_dims": "1,9999"}, "pick from"),
-    ({"pe_sim": "maybe"}, "must be one of"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = open_positional(**params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) >= 4

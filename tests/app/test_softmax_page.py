@@ -10,7 +10,6 @@ import apptest_harness as harness
 from views import shared
 
 
-
 def run(**params) -> AppTest:
     return harness.switch_to("softmax.py", **params)
 
@@ -84,34 +83,6 @@ def test_moving_query_head_or_scale_does_not_rerun_the_model():
     assert shared.budget().misses == misses  # not even one layer recomputed
     at.text_area(key="text").set_value("A new sentence runs the model once").run()
     assert shared.COMPUTED["forward"] == forward + 1  # the counter is live: a new text is one forward pass
-
-
-@pytest.mark.parametrize("params, expected", [
-    ({"query": "999"}, "Ignored `query=999`"),
-    ({"scale": "hot"}, "Ignored `scale=hot`"),
-    ({"layer": "99"}, "from 0 to 5"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = run(**params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 5
-
-
-def test_empty_text_asks_for_a_sentence():
-    at = run(text="  ")
-    assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 0
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>"])
-def test_unusual_scripts_and_html_run(text):
-    at = run(text=text)
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 5
-    assert all("<script>" not in lab for s in charts(at) for lab in s["data"][0]["x"])
 
 
 def test_512_tokens_stay_light():

@@ -3,7 +3,6 @@ import base64
 import json
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 import apptest_harness as harness
@@ -116,30 +115,6 @@ def test_moving_layer_or_head_does_not_rerun_the_model():
     assert shared.COMPUTED["layer"] == before["layer"] + 1
     at.text_area(key="text").set_value("Another sentence").run()
     assert shared.COMPUTED["forward"] == before["forward"] + 1
-
-
-@pytest.mark.parametrize("params, expected", [
-    ({"head": "99"}, "from 0 to 11"),
-    ({"dim0": "-5"}, "Ignored `dim0=-5`"),
-    ({"row0": "x"}, "Ignored `row0=x`"),
-])
-def test_bad_url_values_are_ignored_with_a_notice(params, expected):
-    at = run(text="word " * 100, **params)
-    assert not at.exception
-    assert any(expected in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 21
-
-
-@pytest.mark.parametrize("text", ["注意力就是你所需要的", "attention 🤖🔥 is all", "الانتباه هو كل ما تحتاجه",
-                                  "<script>alert('x')</script> & <b>bold</b>", "  "])
-def test_unusual_and_empty_text(text):
-    at = run(text=text)
-    assert not at.exception
-    if text.strip():
-        assert len(at.get("plotly_chart")) == 21
-        assert all("<script>" not in lab for s in specs(at) for lab in s["data"][0]["y"])
-    else:
-        assert any("Type a sentence" in i.value for i in at.info)
 
 
 def test_512_tokens_show_a_window_and_stay_under_3_mb():

@@ -1,0 +1,221 @@
+"""Hostile input on every page, in AppTest: odd text, broken links, Markdown injection.
+
+Each case gets a plain message in the page (a warning or an info), no exception, and no element the app
+did not put there: no Markdown the page sends has a link, an image or HTML, and the chart labels are
+escaped. tests/e2e/test_hostile.py checks the same injection, and a lone surrogate, in a real browser.
+"""
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apptest_harness as harness
+import pytest
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from views import state
+from views.markdown import code
+
+INJECTION = "`![](http://evil.example/p.png)[Log in](http://evil.example)`"  # the issue's link value
+CONTROLS = "a\x00b \x1b[1mbold \u202eevil\u202c end"  # NUL, an ANSI escape, a right-to-left override
+WITHOUT_CONTROLS = "ab [1mbold evil end"
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    title: str
+    texts: tuple[str, ...]  # the parameters of its text boxes
+    low: str  # a slider from 0 or 1, given -1
+    high: str  # a parameter with a small range, given 99
+    reads_model: bool = True  # has the model picker (?model=)
+    own: tuple[dict, ...] = field(default=())  # links with bad values of its own parameters, one run each
+    opens: dict = field(default_factory=dict)  # a parameter read only under a setting: that setting
+
+
+PAGES = [
+    Page("heatmap", "Attention heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2"},)),
+    Page("all-heads", "All heads", ("text",), "layer", "head", own=({"pool": "median", "tile": "4096"},)),
+    Page("softmax", "Softmax rows", ("text",), "layer", "head", own=({"query": "999", "scale": "hot"},)),
+    Page("steps", "Step by step", ("text",), "layer", "head", own=({"dim0": "-5", "row0": "x"},)),
+    Page("masks", "Masks", ("text",), "layer", "head", own=({"mask": "bogus"}, {"pad_to": "99"}, {"blocked": "1,999"}),
+         opens={"pad_to": {"mask": "padding"}, "blocked": {"mask": "custom"}}),
+    Page("positional", "Positional encoding", (), "pe_from", "pe_base",
+         own=({"pe_d": "5000", "pe_n": "0", "pe_dims": "1,9999", "pe_sim": "maybe"},)),
+    Page("architecture", "Architecture", ("text",), "layers", "heads", reads_model=False,
+         own=({"d_model": "100", "norm": "none", "seed": "1e9"},)),
+    Page("encoder-decoder", "Encoder-decoder", ("src", "tgt"), "layer", "head", reads_model=False,
+         own=({"head": "x", "heads": "3", "activation": "tanh"},)),
+]
+PAGE_IDS = [p.path for p in PAGES]
+
+
+def open_page(page: Page, **params) -> AppTest:
+    return harness.open_page(page.path, page.title, **params)
+
+
+def markdown_sources(at: AppTest) -> list[str]:
+    """Every text the page sends that Streamlit renders as Markdown: bodies, labels, help, radio options."""
+    sources = []
+    for node in at._tree:
+        proto = getattr(node, "proto", None)
+        if proto is None or node.type == "html":  # the app's own script (views.lone_surrogates)
+            continue
+        for descriptor, value in proto.ListFields():
+            if descriptor.name in ("body", "label", "help", "caption", "options"):
+                sources += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+    return sources
+
+
+def chart_texts(at: AppTest) -> list[str]:
+    """Titles and category labels of every chart: plotly renders a little HTML in them."""
+    texts = []
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        texts.append(str(spec["layout"].get("title", {}).get("text", "")))
+        for trace in spec["data"]:
+            texts += [v for axis in ("x", "y") if isinstance(trace.get(axis), list) for v in trace[axis]
+                      if isinstance(v, str)]
+    return texts
+
+
+def assert_plain(at: AppTest) -> None:
+    """No exception, no error box, no foreign element: only the app's own Markdown, only escaped labels."""
+    assert not at.exception, at.exception[0].message
+    assert not at.error, at.error[0].value
+    parser = MarkdownIt("commonmark")
+    for source in markdown_sources(at):
+        for block in parser.parse(source):
+            assert block.type != "html_block", source
+            for token in block.children or []:
+                assert token.type not in ("link_open", "image", "html_inline"), source
+                if token.type == "text":
+                    assert "evil.example" not in token.content, source  # a URL outside a code span
+    assert not [t for t in chart_texts(at) if "<" in t]
+
+
+def messages(at: AppTest) -> str:
+    return "\n".join(m.value for m in [*at.warning, *at.info])
+
+
+def box(at: AppTest, name: str):
+    return at.text_input(key=name) if name in ("src", "tgt") else at.text_area(key=name)
+
+
+TEXTS = {
+    "empty": "",
+    "600 words": "word " * 600,
+    "Chinese and Arabic": "注意力就是你所需要的 الانتباه هو كل ما تحتاجه",
+    "emoji": "attention 🤖🔥 is all 👩‍🔬",
+    "HTML": "<script>alert('x')</script> & <b>bold</b>",
+    "control characters": CONTROLS,
+}
+
+
+@pytest.mark.parametrize("case", TEXTS)
+@pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
+def test_unusual_text(page, case):
+    text = TEXTS[case]
+    at = open_page(page, **{name: text for name in ("text", *page.texts)})  # positional: carried only
+    assert_plain(at)
+    said = messages(at)
+    if not page.texts:  # no text box: the text is only carried to the other pages, silently
+        assert not at.warning and at.get("plotly_chart")
+        return
+    if case == "empty":
+        assert "Type a" in said and not at.get("plotly_chart")
+        return
+    assert at.get("plotly_chart")
+    if case == "600 words":
+        assert "the rest was cut" in said
+    elif case == "control characters":
+        assert "Removed 4 invisible control characters (U+0000, U+001B, U+202C, U+202E) from the text." in said
+        assert [box(at, name).value for name in page.texts] == [WITHOUT_CONTROLS] * len(page.texts)
+        assert at.query_params[page.texts[0]] in (WITHOUT_CONTROLS, [WITHOUT_CONTROLS])
+    else:
+        assert not at.warning
+        assert [box(at, name).value for name in page.texts] == [text] * len(page.texts)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.texts], ids=[p.path for p in PAGES if p.texts])
+def test_a_character_that_could_not_be_read_is_explained(page):
+    """What the browser sends for a lone surrogate typed in the box (views.lone_surrogates): U+FFFD."""
+    at = open_page(page, text="hello")
+    box(at, page.texts[0]).input("abc \ufffd def").run()
+    assert_plain(at)
+    assert "A character of the text could not be read" in messages(at) and "shown as �" in messages(at)
+    assert box(at, page.texts[0]).value == "abc \ufffd def" and at.get("plotly_chart")
+    at.run()  # said once, not on every rerun
+    assert "could not be read" not in messages(at)
+
+
+def links(page: Page) -> dict[str, tuple[dict, list[str]]]:
+    """Bad links for the page: (query parameters, what the page must say)."""
+    model = [f"Ignored {code('model=../../etc/passwd')} in the link: it must be one of"] if page.reads_model else []
+    return {
+        "-1 and 99": ({page.low: "-1", page.high: "99"}, [f"Ignored {code(page.low + '=-1')} in the link",
+                                                          f"Ignored {code(page.high + '=99')} in the link"]),
+        "path": ({"model": "../../etc/passwd"}, model),
+        "injection": ({page.low: INJECTION}, [f"Ignored {code(page.low + '=' + INJECTION[:60] + '…')} in the link"]),
+        "unknown and repeated keys": ({"foo": "bar", page.low: ["2", "1"]}, [
+            f"Ignored {code('foo')} in the link: no page of this app reads it.",
+            f"{code(page.low)} is given 2 times in the link: the last one, {code('1')}, is used."]),
+    }
+
+
+@pytest.mark.parametrize("case", ["-1 and 99", "path", "injection", "unknown and repeated keys"])
+@pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
+def test_malformed_link(page, case):
+    params, expected = links(page)[case]
+    at = open_page(page, **params)
+    assert_plain(at)
+    said = "\n".join(w.value for w in at.warning)
+    for message in expected:
+        assert message in said
+    if not expected:  # a parameter of other pages: carried, not this page's business
+        assert not at.warning
+    if case == "unknown and repeated keys":
+        assert at.slider(key=page.low).value == 1
+    assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("page, link", [(p, link) for p in PAGES for link in p.own],
+                         ids=[f"{p.path}-{'-'.join(link)}" for p in PAGES for link in p.own])
+def test_bad_values_of_the_pages_own_parameters(page, link):
+    settings = {k: v for name in link for k, v in page.opens.get(name, {}).items()}
+    at = open_page(page, **settings, **link)
+    assert_plain(at)
+    said = "\n".join(w.value for w in at.warning)
+    for name, value in link.items():
+        assert f"Ignored {code(f'{name}={value}')} in the link: " in said
+    assert at.get("plotly_chart")
+
+
+def test_the_injection_is_one_code_span():
+    at = open_page(PAGES[0], layer=INJECTION)
+    (warning,) = at.warning
+    tokens = MarkdownIt("commonmark").parseInline(warning.value)[0].children
+    assert [t.type for t in tokens] == ["text", "code_inline", "text"]
+    assert tokens[1].content == "layer=" + INJECTION[:60] + "…"
+
+
+def test_every_parameter_a_page_reads_is_a_link_key():
+    """state.LINK_KEYS (no notice for them on any page) is exactly what the views bind to the URL."""
+    bound = set()
+    for source in (Path(harness.APP).parent / "views").glob("*.py"):
+        tree = ast.parse(source.read_text())
+        defaults = {arg.arg: default.value for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+                    for arg, default in zip(f.args.args[::-1], f.args.defaults[::-1])
+                    if isinstance(default, ast.Constant)}  # shared.sentence(name="text")
+        for call in ast.walk(tree):
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "state"
+                    and call.func.attr in ("int_slider", "float_slider", "choice", "toggle", "int_list", "text")):
+                name = call.args[1]
+                if isinstance(name, ast.Name) and name.id in defaults:
+                    bound.add(defaults[name.id])
+                else:
+                    assert isinstance(name, ast.Constant), f"{source.name}:{call.lineno}: a name not read here"
+                    bound.add(name.value)
+    assert bound == state.LINK_KEYS
