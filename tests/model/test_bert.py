@@ -250,7 +250,7 @@ BROKEN = {
     "bin holding a list": (to_binary([1, 2, 3]), "does not hold a state dict"),
     "bin with a number for a tensor": (to_binary({"embeddings.word_embeddings.weight": 3}),
                                        "does not hold a state dict"),
-    "bin with code": (to_binary({"x": Exploit()}), "pytorch_model.bin could not be read"),
+    "bin with code": (to_binary({"x": Exploit()}), "pytorch_model.bin is not a safe checkpoint"),
 }
 
 
