@@ -88,7 +88,7 @@ def test_folder_of_checkpoints_and_several_entries(tiny, tmp_path):
 
 @pytest.mark.parametrize("breakage,reason", [
     (lambda d: [(d / f).unlink() for f in TOKENIZER_FILES[:2]], "has no tokenizer"),
-    (lambda d: (d / "model.safetensors").unlink(), "has no model.safetensors or pytorch_model.bin"),
+    (lambda d: (d / "model.safetensors").unlink(), "has no weights: expected model.safetensors or pytorch_model.bin"),
     (lambda d: (d / "config.json").write_text('{"model_type": "gpt2"}'), "not BERT"),
 ])
 def test_broken_operator_directory_is_listed_unavailable(tiny, tmp_path, breakage, reason):
