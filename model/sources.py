@@ -147,6 +147,8 @@ def find_source(key: str, environ=os.environ) -> ModelSource | None:
 def _tokenizer(path: Path):
     from transformers import AutoTokenizer
 
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):  # transformers would build one of 5 tokens
+        raise CheckpointError(f"it has no tokenizer ({' or '.join(TOKENIZER_FILES)})")
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except Exception as e:  # tokenizers raises bare Exception; its text may hold the path
