@@ -103,8 +103,9 @@ def read_weights(directory: Path) -> dict[str, Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    try:
-        return load_file(path)
+    try:  # pread: tensors of their own. safetensors' default maps the file, and the model's parameters (assigned,
+        # not copied) would then crash the server with SIGBUS the day the file is rewritten in place.
+        return load_file(path, backend="pread")
     except (SafetensorError, OSError, RuntimeError, MemoryError) as e:
         raise _unreadable(path, e) from None
 
