@@ -3,6 +3,7 @@ and reading a Hugging Face BERT directory (config.json + model.safetensors / pyt
 model.checkpoint: sizes bounded and shapes checked before anything big is allocated."""
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,15 +77,38 @@ class BertConfig:
             raise CheckpointError(f"{source}: " + "; ".join(too_big))
         return config
 
+    def parameter_shapes(self, pooler: bool = True, mlm_head: bool = True) -> dict[str, tuple[int, ...]]:
+        """The names and shapes of BertModel(self, pooler, mlm_head).state_dict(), in its order, without building
+        it: what a checkpoint's tensors are checked against before any is read (a test holds it to the module)."""
+        V, H = self.vocab_size, self.hidden_size
+        shapes = {"embeddings.word_embeddings.weight": (V, H),
+                  "embeddings.position_embeddings.weight": (self.max_position_embeddings, H),
+                  "embeddings.token_type_embeddings.weight": (self.type_vocab_size, H),
+                  "embeddings.norm.weight": (H,), "embeddings.norm.bias": (H,)}
+        for i in range(self.num_hidden_layers):
+            shapes |= {f"encoder.layers.{i}.{name}": shape for name, shape in self._layer_shapes().items()}
+        if pooler:
+            shapes |= {"pooler.weight": (H, H), "pooler.bias": (H,)}
+        if mlm_head:
+            shapes |= {"mlm_head.dense.weight": (H, H), "mlm_head.dense.bias": (H,), "mlm_head.norm.weight": (H,),
+                       "mlm_head.norm.bias": (H,), "mlm_head.decoder.weight": (V, H), "mlm_head.decoder.bias": (V,)}
+        return shapes
+
+    def _layer_shapes(self) -> dict[str, tuple[int, ...]]:
+        H, I = self.hidden_size, self.intermediate_size
+        return {"self_attn.in_proj_weight": (3 * H, H), "self_attn.in_proj_bias": (3 * H,),
+                "self_attn.out_proj.weight": (H, H), "self_attn.out_proj.bias": (H,), "linear1.weight": (I, H),
+                "linear1.bias": (I,), "linear2.weight": (H, I), "linear2.bias": (H,), "norm1.weight": (H,),
+                "norm1.bias": (H,), "norm2.weight": (H,), "norm2.bias": (H,)}
+
     @property
     def parameter_count(self) -> int:
-        """Parameters of BertModel(self) with a pooler and a masked-LM head tied to the word embeddings:
-        arithmetic on the sizes, so an absurd config is measured without building anything."""
-        V, H, I = self.vocab_size, self.hidden_size, self.intermediate_size
-        embeddings = (V + self.max_position_embeddings + self.type_vocab_size) * H + 2 * H  # + LayerNorm
-        layer = 4 * H * H + 4 * H + 2 * H * I + I + H + 4 * H  # Q, K, V, out; the feed-forward; two LayerNorms
-        pooler, mlm_head = H * H + H, H * H + H + 2 * H + V  # the MLM decoder's weight is the word embeddings
-        return embeddings + self.num_hidden_layers * layer + pooler + mlm_head
+        """Parameters of BertModel(self) with a pooler and a masked-LM head tied to the word embeddings: counted
+        from one layer's shapes, so that an absurd number of layers is measured without listing them."""
+        one_layer = dataclasses.replace(self, num_hidden_layers=1).parameter_shapes()
+        per_layer = sum(math.prod(s) for s in self._layer_shapes().values())
+        tied = self.vocab_size * self.hidden_size
+        return sum(math.prod(s) for s in one_layer.values()) + (self.num_hidden_layers - 1) * per_layer - tied
 
     @property
     def float32_bytes(self) -> int:
@@ -191,18 +215,19 @@ class BertModel(nn.Module):
         """Read a Hugging Face BERT directory; raises CheckpointError naming what is wrong (never a path).
 
         Nothing big is allocated before the config's sizes are within LIMITS and MAX_MODEL_BYTES and every
-        tensor's shape, read from the weights file without its tensors, matches them. The module is then built
-        on the meta device and takes the tensors read as its parameters: one copy of the weights in memory."""
+        tensor's shape, read from the weights file without its tensors, matches them (check_checkpoint)."""
         directory = Path(directory)
         config = check_checkpoint(directory)
         try:
             state = convert_hf_state_dict(checkpoint.read_weights(directory))
-            model = match_weights(config, state)  # again: the file may have changed since it was checked
-            model.load_state_dict({k: state[k].to(torch.float32) for k in model.state_dict()}, strict=True,
-                                  assign=True)
+            pooler, mlm_head = check_shapes(config, state)  # again: the file may have changed since it was checked
+            model = cls(config, add_pooler=pooler, add_mlm_head=mlm_head)
+            if mlm_head and "mlm_head.decoder.weight" not in state:  # tied to the input embeddings
+                state["mlm_head.decoder.weight"] = state["embeddings.word_embeddings.weight"]
+            model.load_state_dict({k: state[k] for k in model.state_dict()}, strict=True)
         except (RuntimeError, MemoryError) as e:  # never torch's own text ("DefaultCPUAllocator: ...")
-            raise CheckpointError(checkpoint.NOT_ENOUGH_MEMORY if out_of_memory(e) else "its weights do not match its config "
-                                  f"({type(e).__name__} while reading them)") from None
+            raise CheckpointError(checkpoint.NOT_ENOUGH_MEMORY if out_of_memory(e) else "its weights do not match "
+                                  f"its config ({type(e).__name__} while reading them)") from None
         head = model.mlm_head
         if head is not None and torch.equal(head.decoder.weight, model.embeddings.word_embeddings.weight):
             head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as trained: one copy in memory
@@ -215,30 +240,25 @@ def read_config(directory: Path) -> BertConfig:
 
 
 def check_checkpoint(directory: Path) -> BertConfig:
-    """Would from_pretrained accept this directory? Config, limits, and every tensor's shape from the weights
-    file's header (safetensors) or its pickle read onto the meta device: no tensor is read. Raises CheckpointError."""
+    """Would from_pretrained accept this directory? Its config within the limits, and every tensor's shape, from
+    the weights file's header (safetensors) or its pickle read onto the meta device: no tensor is read, no module
+    built. Raises CheckpointError."""
     config = read_config(directory)
-    match_weights(config, convert_hf_state_dict(_meta_tensors(checkpoint.weight_shapes(directory))))
+    check_shapes(config, checkpoint.convert_hf_shapes(checkpoint.weight_shapes(directory)))
     return config
 
 
-def match_weights(config: BertConfig, state: dict[str, Tensor]) -> BertModel:
-    """A BertModel on the meta device (nothing allocated) whose every parameter has a tensor of its shape in
-    state (our names, convert_hf_state_dict's; an absent MLM decoder is added, tied to the word embeddings);
-    raises CheckpointError naming the first tensor that is missing or differs, by its Hugging Face name."""
-    with torch.device("meta"):
-        model = BertModel(config, add_pooler="pooler.weight" in state, add_mlm_head="mlm_head.dense.weight" in state)
-    if model.mlm_head is not None and "mlm_head.decoder.weight" not in state:  # tied to the input embeddings
-        state["mlm_head.decoder.weight"] = state.get("embeddings.word_embeddings.weight")
-    for name, tensor in model.state_dict().items():
+def check_shapes(config: BertConfig, state: dict) -> tuple[bool, bool]:
+    """(pooler, masked-LM head) of the model that state (our names -> tensors or shapes) fills; raises
+    CheckpointError naming, by its Hugging Face name, the first tensor that is missing or of another shape."""
+    pooler, mlm_head = "pooler.weight" in state, "mlm_head.dense.weight" in state
+    for name, expected in config.parameter_shapes(pooler, mlm_head).items():
         got = state.get(name)
+        if got is None and name == "mlm_head.decoder.weight":  # absent: tied to the word embeddings
+            got = state.get("embeddings.word_embeddings.weight")
         if got is None:
             raise CheckpointError(f"the checkpoint has no tensor for {hf_name(name)!r}")
-        if got.shape != tensor.shape:
-            raise CheckpointError(f"tensor {hf_name(name)!r} has shape {tuple(got.shape)}, "
-                                  f"but {CONFIG} implies {tuple(tensor.shape)}")
-    return model
-
-
-def _meta_tensors(shapes: dict[str, tuple[int, ...]]) -> dict[str, Tensor]:
-    return {name: torch.empty(shape, device="meta") for name, shape in shapes.items()}
+        shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
+        if shape != expected:
+            raise CheckpointError(f"tensor {hf_name(name)!r} has shape {shape}, but {CONFIG} implies {expected}")
+    return pooler, mlm_head

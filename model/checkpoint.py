@@ -2,7 +2,7 @@
 
 A directory is read in two passes. The first reads no tensor: config.json, and the names, shapes and sizes of
 the weights from the file's header (model.safetensors) or from its pickle with every tensor on the meta device
-(pytorch_model.bin, through torch.load(weights_only=True): a pickle that asks to run code is refused unread).
+(pytorch_model.bin, through torch.load(weights_only=True): a pickle that asks to run code is refused).
 Only when the first pass finds nothing wrong and nothing too big does the second read the tensors.
 
 Every message is shown in the page as it is, so none names a server path: files are named by their name alone,
@@ -103,9 +103,8 @@ def read_weights(directory: Path) -> dict[str, Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    try:  # pread: tensors of their own. safetensors' default maps the file, and the model's parameters (assigned,
-        # not copied) would then crash the server with SIGBUS the day the file is rewritten in place.
-        return load_file(path, backend="pread")
+    try:  # mapped, not read: from_pretrained copies each tensor into the model and drops the mapping
+        return load_file(path)
     except (SafetensorError, OSError, RuntimeError, MemoryError) as e:
         raise _unreadable(path, e) from None
 
@@ -172,38 +171,64 @@ _TOP_NAMES = {
 }
 
 
-def convert_hf_state_dict(hf: dict[str, Tensor]) -> dict[str, Tensor]:
-    """Hugging Face BERT names -> ours. Q, K, V Linear layers become one packed in_proj (3H, H).
-    Works on meta tensors as well (the first pass checks shapes with them)."""
+def hf_layout(names) -> dict[str, tuple[str, ...]]:
+    """Our parameter name -> the Hugging Face names it is made of: one, or the query, key and value packed into
+    one in_proj (3H, H). Names alone, so that shapes from a header and tensors in memory convert alike."""
     clean = {}
-    for name, tensor in hf.items():
-        name = name.removeprefix("bert.")
-        if name.endswith((".gamma", ".beta")):  # the oldest checkpoints' LayerNorm names
-            name = name.rsplit(".", 1)[0] + (".weight" if name.endswith(".gamma") else ".bias")
-        clean[name] = tensor
+    for name in names:
+        short = name.removeprefix("bert.")
+        if short.endswith((".gamma", ".beta")):  # the oldest checkpoints' LayerNorm names
+            short = short.rsplit(".", 1)[0] + (".weight" if short.endswith(".gamma") else ".bias")
+        clean[short] = name
     out = {}
-    for name, tensor in clean.items():
-        prefix, _, leaf = name.rpartition(".")
-        if name == "cls.predictions.bias":
-            out.setdefault("mlm_head.decoder.bias", tensor)
+    for short, name in clean.items():
+        prefix, _, leaf = short.rpartition(".")
+        if short == "cls.predictions.bias":
+            out.setdefault("mlm_head.decoder.bias", (name,))
         elif prefix in _TOP_NAMES:
-            out[f"{_TOP_NAMES[prefix]}.{leaf}"] = tensor
+            out[f"{_TOP_NAMES[prefix]}.{leaf}"] = (name,)
         elif prefix.startswith("embeddings."):
-            out[name] = tensor
+            out[short] = (name,)
         elif prefix.startswith("encoder.layer."):
             i, _, inner = prefix.removeprefix("encoder.layer.").partition(".")
             if inner in _LAYER_NAMES:
-                out[f"encoder.layers.{i}.{_LAYER_NAMES[inner]}.{leaf}"] = tensor
+                out[f"encoder.layers.{i}.{_LAYER_NAMES[inner]}.{leaf}"] = (name,)
             elif inner == "attention.self.query":
-                names = [f"{prefix.rsplit('.', 1)[0]}.{p}.{leaf}" for p in ("query", "key", "value")]
-                qkv = [clean.get(n) for n in names]
-                if all(t is not None for t in qkv):
-                    for n, t in zip(names[1:], qkv[1:]):
-                        if t.shape != tensor.shape:  # torch.cat would fail with a message of its own
-                            raise CheckpointError(f"tensor {n!r} has shape {tuple(t.shape)}, but "
-                                                  f"{names[0]!r} has {tuple(tensor.shape)}")
-                    out[f"encoder.layers.{i}.self_attn.in_proj_{leaf}"] = torch.cat(qkv, dim=0)
+                parts = tuple(clean.get(f"{prefix.rsplit('.', 1)[0]}.{p}.{leaf}") for p in ("query", "key", "value"))
+                if all(parts):
+                    out[f"encoder.layers.{i}.self_attn.in_proj_{leaf}"] = parts
     return out
+
+
+def convert_hf_shapes(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """convert_hf_state_dict for shapes (the first pass): our name -> the shape its tensor will have."""
+    out = {}
+    for ours, parts in hf_layout(shapes).items():
+        first = tuple(shapes[parts[0]])
+        if len(parts) > 1:
+            _check_packable(parts, [tuple(shapes[p]) for p in parts])
+            first = (3 * first[0], *first[1:])
+        out[ours] = first
+    return out
+
+
+def convert_hf_state_dict(hf: dict[str, Tensor]) -> dict[str, Tensor]:
+    """Hugging Face BERT names -> ours. Q, K, V Linear layers become one packed in_proj (3H, H)."""
+    out = {}
+    for ours, parts in hf_layout(hf).items():
+        if len(parts) > 1:
+            _check_packable(parts, [tuple(hf[p].shape) for p in parts])
+        out[ours] = hf[parts[0]] if len(parts) == 1 else torch.cat([hf[p] for p in parts], dim=0)
+    return out
+
+
+def _check_packable(names: tuple[str, ...], shapes: list[tuple[int, ...]]):
+    """Query, key and value stack along their first dimension only if they have one and the same shape."""
+    if not shapes[0]:
+        raise CheckpointError(f"tensor {names[0]!r} is a scalar, not a weight")
+    for name, shape in zip(names[1:], shapes[1:]):
+        if shape != shapes[0]:  # torch.cat would fail with a message of its own
+            raise CheckpointError(f"tensor {name!r} has shape {shape}, but {names[0]!r} has {shapes[0]}")
 
 
 def hf_name(ours: str) -> str:

@@ -371,15 +371,31 @@ def test_the_model_as_a_whole_has_a_limit():
                                 "most 2 GB")
 
 
-@pytest.mark.parametrize("sizes", [TINY, PUBLISHED["all-MiniLM-L6-v2"], PUBLISHED["bert-large"], {}])
+@pytest.mark.parametrize("pooler", [True, False])
+@pytest.mark.parametrize("mlm_head", [True, False])
+@pytest.mark.parametrize("sizes", [TINY, {**TINY, "num_hidden_layers": 1, "type_vocab_size": 1}])
+def test_parameter_shapes_are_the_model_s(sizes, pooler, mlm_head):
+    """The shapes a checkpoint is checked against before anything is built are those of the module, in order."""
+    config = BertConfig.from_dict({"model_type": "bert", **sizes})
+    model = BertModel(config, add_pooler=pooler, add_mlm_head=mlm_head)
+    assert list(config.parameter_shapes(pooler, mlm_head).items()) == [
+        (name, tuple(t.shape)) for name, t in model.state_dict().items()]
+
+
+@pytest.mark.parametrize("sizes", [TINY, PUBLISHED["all-MiniLM-L6-v2"]])
 def test_parameter_count_is_the_model_s(sizes):
-    """The arithmetic that judges a config before anything is built counts what BertModel builds (on the meta
-    device here: nothing allocated), with a pooler and a masked-LM head whose decoder is the word embeddings."""
     config = BertConfig.from_dict({**BERT_BASE, **sizes})
-    with torch.device("meta"):
-        model = BertModel(config, add_pooler=True, add_mlm_head=True)
-    tied = model.mlm_head.decoder.weight.numel()
-    assert config.parameter_count == sum(p.numel() for p in model.parameters()) - tied
+    model = BertModel(config, add_pooler=True, add_mlm_head=True)
+    model.mlm_head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as from_pretrained does
+    assert config.parameter_count == sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("name,published", [("bert-base-uncased", 109_482_240), ("bert-large", 335_141_888)])
+def test_parameter_count_of_published_berts(name, published):
+    """transformers.BertModel's count for bert-base and bert-large (pooler, no head), plus the masked-LM head."""
+    config = BertConfig.from_dict({**BERT_BASE, **PUBLISHED[name]})
+    H, V = config.hidden_size, config.vocab_size
+    assert config.parameter_count == published + (H * H + H) + 2 * H + V
 
 
 # --- errors while reading -----------------------------------------------------------------------
