@@ -20,6 +20,7 @@ from torch import Tensor
 SAFETENSORS, PICKLE, CONFIG = "model.safetensors", "pytorch_model.bin", "config.json"
 MAX_MODEL_BYTES = 2 * 10**9  # what this server loads at most: the model as float32, and the weights file
 MAX_PICKLE_BYTES = 1 << 20  # a state dict's pickle (no tensor data): ~20 KB for MiniLM, ~60 KB for BERT-large
+MAX_CONFIG_BYTES = 1 << 20  # config.json: BERT's is under 1 KB
 
 
 def size_text(n: int) -> str:
@@ -50,9 +51,9 @@ def read_raw_config(directory: Path) -> dict:
     path = directory / CONFIG
     if not path.is_file():
         raise CheckpointError(f"the directory has no {CONFIG}")
-    if path.stat().st_size > MAX_PICKLE_BYTES:
-        raise CheckpointError(f"{CONFIG} is {path.stat().st_size // 1024} KB: too big to be a model's config")
     try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise CheckpointError(f"{CONFIG} is {path.stat().st_size // 1024} KB: too big to be a model's config")
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise CheckpointError(f"{CONFIG} could not be read: {e.strerror}") from None
@@ -119,7 +120,7 @@ def _unpickle(path: Path, map_location: str, mmap: bool) -> dict[str, Tensor]:
             raise CheckpointError(f"{PICKLE} is not a safe checkpoint: it asks to run code or holds objects other "
                                   "than tensors (refused without running anything; save it as model.safetensors)") from None
         raise _unreadable(path, e) from None
-    except (OSError, RuntimeError, EOFError, ValueError, MemoryError) as e:
+    except Exception as e:  # noqa: BLE001 - torch.load of a crafted file may raise anything (KeyError, ...)
         raise _unreadable(path, e) from None
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, Tensor) for k, v in state.items()):
         raise CheckpointError(f"{PICKLE} does not hold a state dict (names and tensors)")
@@ -129,8 +130,11 @@ def _unpickle(path: Path, map_location: str, mmap: bool) -> dict[str, Tensor]:
 def _check_pickle_size(path: Path):
     """torch's zip format only (mmap, and a pickle whose size is known before it is unpickled). The legacy format
     (torch < 1.6) puts the pickle and the tensor bytes in one stream, so its objects cannot be bounded unread."""
-    with path.open("rb") as f:
-        magic = f.read(4)
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise _unreadable(path, e) from None
     if magic[:1] == b"\x80":  # a bare pickle stream
         raise CheckpointError(f"{PICKLE} is in torch's legacy format (torch < 1.6), which cannot be checked "
                               "before it is read; save it again with torch.save, or as model.safetensors")

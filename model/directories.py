@@ -30,12 +30,14 @@ def _files_state(path: Path) -> tuple:
     return tuple(state)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def _checked(path: Path, files_state: tuple) -> tuple[bool, str]:
     try:
         config = check_checkpoint(path)
     except CheckpointError as e:
         return False, scrub(str(e), path)
+    except OSError as e:  # a directory the server may not read: one source unavailable, not the whole list broken
+        return False, f"it could not be read: {e.strerror}"
     if not any((path / f).is_file() for f in TOKENIZER_FILES):
         return False, f"it has no tokenizer ({' or '.join(TOKENIZER_FILES)})"
     return True, f"{config.num_hidden_layers} layers, {config.num_attention_heads} heads"

@@ -170,6 +170,8 @@ def _plain_errors(label: str, *paths: Path):
     except (RuntimeError, MemoryError, OSError) as e:
         if out_of_memory(e):
             raise CheckpointError(f"{label} could not be loaded: {NOT_ENOUGH_MEMORY}") from None
+        if isinstance(e, OSError):  # its text names the file: say what happened, not where
+            raise CheckpointError(f"{label} could not be loaded: {e.strerror or type(e).__name__}") from None
         raise
 
 

@@ -274,3 +274,22 @@ def test_a_real_allocation_failure_is_said_plainly(headroom_mb):
                           check=False, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.stdout.strip() == ("CheckpointError: all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads) could "
                                    "not be loaded: not enough memory: the server cannot hold this model now"), done
+
+
+def test_a_directory_the_server_cannot_read_is_one_source_unavailable(tiny, tmp_path, monkeypatch):
+    """An OSError names its file: the page is told what happened, and the rest of the list stands."""
+    directory = shutil.copytree(tiny, tmp_path / "locked")
+    secret = str(directory / "model.safetensors")
+
+    def denied(path, original=checkpoint.weight_shapes):
+        if path != directory:
+            return original(path)
+        raise PermissionError(13, "Permission denied", secret)
+
+    monkeypatch.setattr(checkpoint, "weight_shapes", denied)
+    sources = listed(isolated(tmp_path, ATTNVIZ_MODEL_DIRS=directory))
+    assert sources["minilm"].available
+    locked = sources["dir:locked"]
+    assert (locked.available, locked.reason) == (False, "it could not be read: Permission denied")
+    error = error_of(lambda: load(dataclasses.replace(locked, available=True)))
+    assert str(error) == "locked (server directory) could not be loaded: Permission denied"
