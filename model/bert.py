@@ -18,8 +18,6 @@ from .positional import LearnedPositionalEmbedding
 from .trace import EmbeddingTrace, LayerTrace, ModelOutput
 from .transformer import Encoder
 
-__all__ = ["BertConfig", "BertModel", "CheckpointError", "check_checkpoint", "read_config"]
-
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
                "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh")}
 
