@@ -91,7 +91,7 @@ def test_an_absurd_config_is_listed_unavailable_before_anything_is_allocated(tin
     assert re.search(r"it describes a model of [\d,]+ GB as float32; this server loads at most 2 GB$", source.reason)
     assert grown < 50 and elapsed < 2, (grown, elapsed)
 
-    # Defence in depth: a listing gone stale (the config edited since) still allocates nothing.
+    # Defence in depth: loaded as if a stale listing had said it was available, it still allocates nothing.
     stale = dataclasses.replace(source, available=True)
     error, grown = peak_growth(lambda: error_of(lambda: load(stale)))
     assert str(error) == f"absurd (server directory) could not be loaded: {source.reason}" and grown < 50
