@@ -1,16 +1,18 @@
 """BERT on the hand-written layers: embeddings + Post-LN GELU encoder + pooler (+ masked-LM head),
-and reading a Hugging Face BERT directory (config.json + model.safetensors / pytorch_model.bin)."""
+and reading a Hugging Face BERT directory (config.json + model.safetensors / pytorch_model.bin) through
+model.checkpoint: sizes bounded and shapes checked before anything big is allocated."""
 import dataclasses
 import functools
-import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from pickle import UnpicklingError
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import checkpoint
+from .checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEmbedding
 from .trace import EmbeddingTrace, LayerTrace, ModelOutput
@@ -19,9 +21,11 @@ from .transformer import Encoder
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
                "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh")}
 
-
-class CheckpointError(ValueError):
-    """A checkpoint directory that cannot be loaded; the message names the problem."""
+# The largest sizes this server builds, each above every published BERT (BERT-large: 24 layers, hidden 1024,
+# 16 heads, 4096 intermediate; LaBSE: 501,153 tokens; BERT's 512 positions, 2 token types), and far below what
+# would exhaust a server: the model as a whole must also fit MAX_MODEL_BYTES.
+LIMITS = {"vocab_size": 524_288, "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64,
+          "intermediate_size": 16_384, "max_position_embeddings": 8192, "type_vocab_size": 16}
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class BertConfig:
     pad_token_id: int = 0
 
     @classmethod
-    def from_dict(cls, raw: dict, source: str = "config.json") -> "BertConfig":
+    def from_dict(cls, raw: dict, source: str = CONFIG) -> "BertConfig":
         model_type = raw.get("model_type")
         if model_type != "bert":
             raise CheckpointError(f"{source} describes a {model_type!r} model, not BERT (model_type must be 'bert')")
@@ -51,16 +55,62 @@ class BertConfig:
             raise CheckpointError(f"{source}: hidden_act {raw['hidden_act']!r} is not supported "
                                   f"(one of {sorted(ACTIVATIONS)})")
         names = {f.name for f in dataclasses.fields(cls)}
-        config = cls(**{k: v for k, v in raw.items() if k in names})
-        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                     "max_position_embeddings", "type_vocab_size"):  # sizes: never a ZeroDivision/TypeError later
+        try:
+            config = cls(**{k: v for k, v in raw.items() if k in names})
+        except TypeError as e:
+            raise CheckpointError(f"{source}: {e}") from None
+        for name in LIMITS:  # sizes: never a ZeroDivision/TypeError later
             value = getattr(config, name)
             if type(value) is not int or value < 1:
                 raise CheckpointError(f"{source}: {name} must be a positive integer, got {value!r}")
         if config.hidden_size % config.num_attention_heads:
             raise CheckpointError(f"{source}: hidden_size {config.hidden_size} is not divisible by "
                                   f"num_attention_heads {config.num_attention_heads}")
+        too_big = [f"{name} is {getattr(config, name)}, above this server's limit of {limit}"
+                   for name, limit in LIMITS.items() if getattr(config, name) > limit]
+        if config.float32_bytes > checkpoint.MAX_MODEL_BYTES:
+            too_big.append(f"it describes a model of {size_text(config.float32_bytes)} as float32; this server "
+                           f"loads at most {size_text(checkpoint.MAX_MODEL_BYTES)}")
+        if too_big:
+            raise CheckpointError(f"{source}: " + "; ".join(too_big))
         return config
+
+    def parameter_shapes(self, pooler: bool = True, mlm_head: bool = True) -> dict[str, tuple[int, ...]]:
+        """The names and shapes of BertModel(self, pooler, mlm_head).state_dict(), in its order, without building
+        it: what a checkpoint's tensors are checked against before any is read (a test holds it to the module)."""
+        V, H = self.vocab_size, self.hidden_size
+        shapes = {"embeddings.word_embeddings.weight": (V, H),
+                  "embeddings.position_embeddings.weight": (self.max_position_embeddings, H),
+                  "embeddings.token_type_embeddings.weight": (self.type_vocab_size, H),
+                  "embeddings.norm.weight": (H,), "embeddings.norm.bias": (H,)}
+        for i in range(self.num_hidden_layers):
+            shapes |= {f"encoder.layers.{i}.{name}": shape for name, shape in self._layer_shapes().items()}
+        if pooler:
+            shapes |= {"pooler.weight": (H, H), "pooler.bias": (H,)}
+        if mlm_head:
+            shapes |= {"mlm_head.dense.weight": (H, H), "mlm_head.dense.bias": (H,), "mlm_head.norm.weight": (H,),
+                       "mlm_head.norm.bias": (H,), "mlm_head.decoder.weight": (V, H), "mlm_head.decoder.bias": (V,)}
+        return shapes
+
+    def _layer_shapes(self) -> dict[str, tuple[int, ...]]:
+        H, I = self.hidden_size, self.intermediate_size
+        return {"self_attn.in_proj_weight": (3 * H, H), "self_attn.in_proj_bias": (3 * H,),
+                "self_attn.out_proj.weight": (H, H), "self_attn.out_proj.bias": (H,), "linear1.weight": (I, H),
+                "linear1.bias": (I,), "linear2.weight": (H, I), "linear2.bias": (H,), "norm1.weight": (H,),
+                "norm1.bias": (H,), "norm2.weight": (H,), "norm2.bias": (H,)}
+
+    @property
+    def parameter_count(self) -> int:
+        """Parameters of BertModel(self) with a pooler and a masked-LM head tied to the word embeddings: counted
+        from one layer's shapes, so that an absurd number of layers is measured without listing them."""
+        one_layer = dataclasses.replace(self, num_hidden_layers=1).parameter_shapes()
+        per_layer = sum(math.prod(s) for s in self._layer_shapes().values())
+        tied = self.vocab_size * self.hidden_size
+        return sum(math.prod(s) for s in one_layer.values()) + (self.num_hidden_layers - 1) * per_layer - tied
+
+    @property
+    def float32_bytes(self) -> int:
+        return 4 * self.parameter_count
 
 
 class BertEmbeddings(nn.Module):
@@ -160,22 +210,22 @@ class BertModel(nn.Module):
 
     @classmethod
     def from_pretrained(cls, directory) -> "BertModel":
-        """Read a Hugging Face BERT directory; raises CheckpointError naming what is wrong."""
+        """Read a Hugging Face BERT directory; raises CheckpointError naming what is wrong (never a path).
+
+        Nothing big is allocated before the config's sizes are within LIMITS and MAX_MODEL_BYTES and every
+        tensor's shape, read from the weights file without its tensors, matches them (check_checkpoint)."""
         directory = Path(directory)
-        config = read_config(directory)
-        state = convert_hf_state_dict(read_weights(directory))
-        model = cls(config, add_pooler="pooler.weight" in state, add_mlm_head="mlm_head.dense.weight" in state)
-        if model.mlm_head is not None and "mlm_head.decoder.weight" not in state:  # tied to the input embeddings
-            state["mlm_head.decoder.weight"] = state.get("embeddings.word_embeddings.weight")
-        expected = model.state_dict()
-        for name, tensor in expected.items():
-            got = state.get(name)
-            if got is None:
-                raise CheckpointError(f"{directory}: the checkpoint has no tensor for {_hf_name(name)!r}")
-            if got.shape != tensor.shape:
-                raise CheckpointError(f"{directory}: tensor {_hf_name(name)!r} has shape {tuple(got.shape)}, "
-                                      f"but config.json implies {tuple(tensor.shape)}")
-        model.load_state_dict({k: state[k] for k in expected}, strict=True)
+        config = check_checkpoint(directory)
+        try:
+            state = convert_hf_state_dict(checkpoint.read_weights(directory))
+            pooler, mlm_head = check_shapes(config, state)  # again: the file may have changed since it was checked
+            model = cls(config, add_pooler=pooler, add_mlm_head=mlm_head)
+            if mlm_head and "mlm_head.decoder.weight" not in state:  # tied to the input embeddings
+                state["mlm_head.decoder.weight"] = state["embeddings.word_embeddings.weight"]
+            model.load_state_dict({k: state[k] for k in model.state_dict()}, strict=True)
+        except (RuntimeError, MemoryError) as e:  # never torch's own text ("DefaultCPUAllocator: ...")
+            raise CheckpointError(checkpoint.NOT_ENOUGH_MEMORY if out_of_memory(e) else "its weights do not match "
+                                  f"its config ({type(e).__name__} while reading them)") from None
         head = model.mlm_head
         if head is not None and torch.equal(head.decoder.weight, model.embeddings.word_embeddings.weight):
             head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as trained: one copy in memory
@@ -183,96 +233,30 @@ class BertModel(nn.Module):
 
 
 def read_config(directory: Path) -> BertConfig:
-    if not directory.is_dir():
-        raise CheckpointError(f"{directory} is not a directory")
-    path = directory / "config.json"
-    if not path.is_file():
-        raise CheckpointError(f"{directory} has no config.json")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{path} is not valid JSON: {e}") from None
-    if not isinstance(raw, dict):
-        raise CheckpointError(f"{path} does not hold a JSON object")
-    try:
-        return BertConfig.from_dict(raw, str(path))
-    except TypeError as e:
-        raise CheckpointError(f"{path}: {e}") from None
+    """config.json, as a BertConfig within this server's limits; raises CheckpointError."""
+    return BertConfig.from_dict(checkpoint.read_raw_config(directory))
 
 
-def read_weights(directory: Path) -> dict[str, Tensor]:
-    """model.safetensors, else pytorch_model.bin with weights_only=True (no code is ever unpickled)."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    safetensors, pickle = directory / "model.safetensors", directory / "pytorch_model.bin"
-    try:
-        if safetensors.is_file():
-            return load_file(safetensors)
-        if pickle.is_file():
-            state = torch.load(pickle, map_location="cpu", weights_only=True)
-            if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, Tensor)
-                                                      for k, v in state.items()):
-                raise CheckpointError(f"{pickle} does not hold a state dict")
-            return state
-    except (SafetensorError, OSError, RuntimeError, EOFError, ValueError, UnpicklingError) as e:
-        if isinstance(e, CheckpointError):
-            raise
-        path = safetensors if safetensors.is_file() else pickle
-        raise CheckpointError(f"{path} could not be read (truncated or corrupt?): {e}") from None
-    raise CheckpointError(f"{directory} has no weights: expected model.safetensors or pytorch_model.bin")
+def check_checkpoint(directory: Path) -> BertConfig:
+    """Would from_pretrained accept this directory? Its config within the limits, and every tensor's shape, from
+    the weights file's header (safetensors) or its pickle read onto the meta device: no tensor is read, no module
+    built. Raises CheckpointError."""
+    config = read_config(directory)
+    check_shapes(config, checkpoint.convert_hf_shapes(checkpoint.weight_shapes(directory)))
+    return config
 
 
-_LAYER_NAMES = {  # Hugging Face name inside encoder.layer.{i} -> ours inside encoder.layers.{i}
-    "attention.output.dense": "self_attn.out_proj",
-    "attention.output.LayerNorm": "norm1",
-    "intermediate.dense": "linear1",
-    "output.dense": "linear2",
-    "output.LayerNorm": "norm2",
-}
-_TOP_NAMES = {
-    "embeddings.LayerNorm": "embeddings.norm",
-    "pooler.dense": "pooler",
-    "cls.predictions.transform.dense": "mlm_head.dense",
-    "cls.predictions.transform.LayerNorm": "mlm_head.norm",
-    "cls.predictions.decoder": "mlm_head.decoder",
-}
-
-
-def convert_hf_state_dict(hf: dict[str, Tensor]) -> dict[str, Tensor]:
-    """Hugging Face BERT names -> ours. Q, K, V Linear layers become one packed in_proj (3H, H)."""
-    clean = {}
-    for name, tensor in hf.items():
-        name = name.removeprefix("bert.")
-        if name.endswith(".gamma") or name.endswith(".beta"):  # the oldest checkpoints' LayerNorm names
-            name = name.rsplit(".", 1)[0] + (".weight" if name.endswith(".gamma") else ".bias")
-        clean[name] = tensor
-    out = {}
-    for name, tensor in clean.items():
-        prefix, _, leaf = name.rpartition(".")
-        if name == "cls.predictions.bias":
-            out.setdefault("mlm_head.decoder.bias", tensor)
-        elif prefix in _TOP_NAMES:
-            out[f"{_TOP_NAMES[prefix]}.{leaf}"] = tensor
-        elif prefix.startswith("embeddings."):
-            out[name] = tensor
-        elif prefix.startswith("encoder.layer."):
-            i, _, inner = prefix.removeprefix("encoder.layer.").partition(".")
-            if inner in _LAYER_NAMES:
-                out[f"encoder.layers.{i}.{_LAYER_NAMES[inner]}.{leaf}"] = tensor
-            elif inner == "attention.self.query":
-                qkv = [clean.get(f"{prefix.rsplit('.', 1)[0]}.{p}.{leaf}") for p in ("query", "key", "value")]
-                if all(t is not None for t in qkv):
-                    out[f"encoder.layers.{i}.self_attn.in_proj_{leaf}"] = torch.cat(qkv, dim=0)
-    return out
-
-
-def _hf_name(ours: str) -> str:
-    """Our parameter name -> the Hugging Face name a user would look for in the checkpoint."""
-    parts = ours.split(".")
-    if parts[:2] == ["encoder", "layers"]:
-        inner, leaf = ".".join(parts[3:-1]), parts[-1].removeprefix("in_proj_")
-        hf_inner = {v: k for k, v in _LAYER_NAMES.items()}.get(inner, "attention.self.query/key/value")
-        return f"encoder.layer.{parts[2]}.{hf_inner}.{leaf}"
-    prefix, _, leaf = ours.rpartition(".")
-    return f"{ {v: k for k, v in _TOP_NAMES.items()}.get(prefix, prefix)}.{leaf}"
+def check_shapes(config: BertConfig, state: dict) -> tuple[bool, bool]:
+    """(pooler, masked-LM head) of the model that state (our names -> tensors or shapes) fills; raises
+    CheckpointError naming, by its Hugging Face name, the first tensor that is missing or of another shape."""
+    pooler, mlm_head = "pooler.weight" in state, "mlm_head.dense.weight" in state
+    for name, expected in config.parameter_shapes(pooler, mlm_head).items():
+        got = state.get(name)
+        if got is None and name == "mlm_head.decoder.weight":  # absent: tied to the word embeddings
+            got = state.get("embeddings.word_embeddings.weight")
+        if got is None:
+            raise CheckpointError(f"the checkpoint has no tensor for {hf_name(name)!r}")
+        shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
+        if shape != expected:
+            raise CheckpointError(f"tensor {hf_name(name)!r} has shape {shape}, but {CONFIG} implies {expected}")
+    return pooler, mlm_head

