@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .bert import BertModel, CheckpointError
+from .bert import BertModel, CheckpointError, read_config
 from .checkpoint import CONFIG, NOT_ENOUGH_MEMORY, out_of_memory
 from .directories import (
     ENV_DIRS,
@@ -249,4 +249,4 @@ def footprint(source: ModelSource, random_config: RandomConfig | None = None, en
                  if encoder_decoder else Shape.from_text_encoder(vocab_size, c.d_model, c.d_ff, c.num_layers,
                                                                  c.norm_first, c.positional, c.max_len))
         return planned_bytes(shape, 0 if learned else c.max_len)
-    return loading_bytes(source.path, planned_bytes(Shape.from_bert(read_config(source.path))))
+    return loading_bytes(source.path, read_config(source.path).float32_bytes)
