@@ -22,7 +22,7 @@ PASSES = [("encoder", 12, 12, 768, 3072), ("encoder", 12, 16, 768, 3072), ("enco
           ("encoder-decoder", 12, 1, 768, 3072), ("encoder-decoder", 2, 4, 128, 512), ("encoder-decoder", 1, 1, 32, 64)]
 
 LINK = "model=random&d_model=768&heads=1&layers=12&d_ff=3072&positional=learned&seed={seed}"
-PAGES = {"heatmap": "heatmap?" + LINK, "encoder-decoder": "encoder-decoder?" + LINK.replace("model=random&", "")}
+PAGES = {"heatmap": "?" + LINK, "encoder-decoder": "encoder-decoder?" + LINK.replace("model=random&", "")}
 CHARTS = {"heatmap": 1, "encoder-decoder": 3}  # a page is done when it drew these, or said why not
 CHART = ".js-plotly-plot .main-svg"
 FAILED = '[data-testid="stAlertContentError"], [data-testid="stException"]'
