@@ -49,8 +49,8 @@ def test_compose_nginx_mounts_deploy_files(compose):
         mounts[dst] = (ROOT / src).resolve()
     # The same file tests/deploy/test_proxy.py runs nginx with.
     assert mounts["/etc/nginx/nginx.conf"] == DEPLOY / "nginx.conf"
-    # nginx resolves includes next to its config file: the two per-environment files sit beside it.
-    for inc in ("upstreams.conf", "listen.conf"):
+    # nginx resolves includes next to its config file: the per-environment files sit beside it.
+    for inc in ("upstreams.conf", "listen.conf", "server_names.conf"):
         assert f"include {inc};" in (DEPLOY / "nginx.conf").read_text()
         assert mounts[f"/etc/nginx/{inc}"] == DEPLOY / inc and (DEPLOY / inc).is_file()
     assert nginx["depends_on"] == {a: {"condition": "service_healthy"} for a in APPS}
