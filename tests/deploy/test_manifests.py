@@ -70,6 +70,23 @@ def test_nginx_conf_is_sticky_and_passes_websockets():
         assert needle in conf, needle
 
 
+def test_nginx_closes_idle_replica_connections_first():
+    """A reused idle connection the replica is closing gets a reset, and max_fails=1 then takes a live replica
+    out for fail_timeout: its students' requests move to another one. So nginx's idle timeout for upstream
+    connections must be below Streamlit's server's (uvicorn's timeout_keep_alive, which Streamlit leaves as is)."""
+    import importlib.util
+    import inspect
+
+    import uvicorn
+
+    replica_idle = inspect.signature(uvicorn.Config).parameters["timeout_keep_alive"].default
+    streamlit_dir = Path(importlib.util.find_spec("streamlit").origin).parent  # found, not imported (slow)
+    assert "timeout_keep_alive" not in (streamlit_dir / "web/server/starlette/starlette_server.py").read_text()
+    upstream = re.search(r"upstream attnviz \{(.*?)\}", (DEPLOY / "nginx.conf").read_text(), re.DOTALL).group(1)
+    idle = re.search(r"^\s*keepalive_timeout\s+(\d+)s;", upstream, re.MULTILINE)
+    assert idle and int(idle.group(1)) < replica_idle, (idle and idle.group(0), replica_idle)
+
+
 def test_compose_documents_a_read_only_model_volume():
     text = (ROOT / "compose.yaml").read_text()
     assert re.search(r"#\s*ATTNVIZ_MODEL_DIRS: /models", text)
