@@ -1,8 +1,9 @@
 """deploy/nginx.conf for real on loopback: Debian's nginx in front of replicas, as in compose.yaml.
 
 nginx runs with deploy/nginx.conf itself (copied byte for byte into a temporary prefix, because nginx
-resolves `include` next to the config file); only the two files it includes differ from compose:
-upstreams.conf (127.0.0.1:<port> per replica) and listen.conf (127.0.0.1:<free port>). Used by
+resolves `include` next to the config file); only the three files it includes differ from compose:
+upstreams.conf (127.0.0.1:<port> per replica), listen.conf (127.0.0.1:<free port>) and server_names.conf
+(SERVER_NAMES: every other Host header is refused). Used by
 tests/deploy/test_proxy.py and by `bench/load.py --replicas N`.
 """
 import os
@@ -20,6 +21,7 @@ from bench.servers import free_port
 ROOT = Path(__file__).resolve().parents[1]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 NGINX = os.environ.get("NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
+SERVER_NAMES = ("127.0.0.1", "localhost")  # the names served on loopback; nginx refuses any other Host
 # the config's own `routed` log format: upstream=$upstream_addr route=$route_key
 LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) upstream=(?P<upstream>.*?) '
                   r'route=(?P<route>\S+) rt=')
@@ -39,6 +41,7 @@ class Proxy:
             "".join(f"server {addr} max_fails=1 fail_timeout=10s;\n" for addr in addrs))
         self.port = free_port()
         (self.dir / "listen.conf").write_text(f"listen 127.0.0.1:{self.port};\n")
+        (self.dir / "server_names.conf").write_text(f"server_name {' '.join(SERVER_NAMES)};\n")
         self.url = f"http://127.0.0.1:{self.port}"
         self.access_log, self.error_log = self.dir / "access.log", self.dir / "error.log"
         self.proc = subprocess.Popen(

@@ -49,8 +49,8 @@ def test_compose_nginx_mounts_deploy_files(compose):
         mounts[dst] = (ROOT / src).resolve()
     # The same file tests/deploy/test_proxy.py runs nginx with.
     assert mounts["/etc/nginx/nginx.conf"] == DEPLOY / "nginx.conf"
-    # nginx resolves includes next to its config file: the two per-environment files sit beside it.
-    for inc in ("upstreams.conf", "listen.conf"):
+    # nginx resolves includes next to its config file: the per-environment files sit beside it.
+    for inc in ("upstreams.conf", "listen.conf", "server_names.conf"):
         assert f"include {inc};" in (DEPLOY / "nginx.conf").read_text()
         assert mounts[f"/etc/nginx/{inc}"] == DEPLOY / inc and (DEPLOY / inc).is_file()
     assert nginx["depends_on"] == {a: {"condition": "service_healthy"} for a in APPS}
@@ -68,6 +68,23 @@ def test_nginx_conf_is_sticky_and_passes_websockets():
                    "proxy_set_header Upgrade $http_upgrade;", "proxy_set_header Connection $connection_upgrade;",
                    "location = /_stcore/stream", "proxy_read_timeout 1h;", "proxy_next_upstream error timeout"):
         assert needle in conf, needle
+
+
+def test_nginx_closes_idle_replica_connections_first():
+    """A reused idle connection the replica is closing gets a reset, and max_fails=1 then takes a live replica
+    out for fail_timeout: its students' requests move to another one. So nginx's idle timeout for upstream
+    connections must be below Streamlit's server's (uvicorn's timeout_keep_alive, which Streamlit leaves as is)."""
+    import importlib.util
+    import inspect
+
+    import uvicorn
+
+    replica_idle = inspect.signature(uvicorn.Config).parameters["timeout_keep_alive"].default
+    streamlit_dir = Path(importlib.util.find_spec("streamlit").origin).parent  # found, not imported (slow)
+    assert "timeout_keep_alive" not in (streamlit_dir / "web/server/starlette/starlette_server.py").read_text()
+    upstream = re.search(r"upstream attnviz \{(.*?)\}", (DEPLOY / "nginx.conf").read_text(), re.DOTALL).group(1)
+    idle = re.search(r"^\s*keepalive_timeout\s+(\d+)s;", upstream, re.MULTILINE)
+    assert idle and int(idle.group(1)) < replica_idle, (idle and idle.group(0), replica_idle)
 
 
 def test_compose_documents_a_read_only_model_volume():
