@@ -1,14 +1,33 @@
 """What a recorded forward pass returns: plain frozen data, never state kept on a module.
 
 All tensors are batch-first. Shapes: B batch, nh heads, L queries, S keys, hd head_dim, E model width.
+
+A trace recorded without autograd (torch.inference_mode() or no_grad, as the app runs) holds no tensor that
+requires grad. A view of a parameter would: the learned positions sliced to T tokens keep requires_grad even under
+inference_mode, and .numpy() on them raises. Recorded with autograd on, a trace is part of the graph like the
+output, and its tensors are the ones the model computed (its attentions are the output's).
 """
+import dataclasses
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor
 
 
+class _Detached:
+    """Without autograd, detaches (same storage, no copy) each tensor field that still requires grad."""
+
+    def __post_init__(self):
+        if torch.is_grad_enabled():
+            return
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, Tensor) and value.requires_grad:
+                object.__setattr__(self, field.name, value.detach())
+
+
 @dataclass(frozen=True)
-class AttentionTrace:
+class AttentionTrace(_Detached):
     """One attention block: softmax(q k^T * scale + mask) v, then the output projection."""
 
     q: Tensor  # (B, nh, L, hd) per-head queries
@@ -28,7 +47,7 @@ class AttentionTrace:
 
 
 @dataclass(frozen=True)
-class ResidualTrace:
+class ResidualTrace(_Detached):
     """One residual block. Post-LN: out = norm(x + f(x)); Pre-LN: out = x + f(norm(x))."""
 
     input: Tensor  # (B, T, E) x entering the block
@@ -39,7 +58,7 @@ class ResidualTrace:
 
 
 @dataclass(frozen=True)
-class LayerTrace:
+class LayerTrace(_Detached):
     """An encoder layer (cross_* None) or a decoder layer."""
 
     self_attn: AttentionTrace
@@ -59,7 +78,7 @@ class LayerTrace:
 
 
 @dataclass(frozen=True)
-class EmbeddingTrace:
+class EmbeddingTrace(_Detached):
     """Token ids to the first layer's input."""
 
     token: Tensor  # (B, T, E) token embedding (scaled by sqrt(E) where the model does so)
@@ -70,7 +89,7 @@ class EmbeddingTrace:
 
 
 @dataclass(frozen=True)
-class StackTrace:
+class StackTrace(_Detached):
     """An encoder or decoder stack."""
 
     embeddings: EmbeddingTrace | None  # None when the stack was given vectors, not token ids

@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from model.sources import RANDOM_KEY
-from views import shared, state
+from views import downloads, shared, state
 from viz.attention import heatmap_spec
 
 DEFAULT_SRC = "The cat sat on the mat."
@@ -161,5 +161,5 @@ with right:
 | decoder masked self | target, T = {T} | target (earlier only) | (1, {config.nhead}, {T}, {T}) |
 | decoder cross | target, T = {T} | source (encoder output) | (1, {config.nhead}, {T}, {S}) |
 """)
-    st.download_button("Download these attentions (NumPy .npz)", lambda: npz(run),
-                       file_name="encoder_decoder_attention.npz", mime="application/octet-stream")
+    downloads.button("Download these attentions (NumPy .npz)", lambda: npz(run), "encoder_decoder_attention.npz",
+                     "application/octet-stream")

@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from views import shared, state
+from views import downloads, shared, state
 from viz.attention import heatmap_spec
 
 st.title("Attention heatmap")
@@ -32,11 +32,10 @@ def head_view(choice: shared.Choice) -> None:
                                  auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} "
                                  f"layers × {run.num_heads} heads · {run.label}"), config=shared.chart_config())
 
-    st.download_button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                       file_name=f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv",
-                       mime="text/csv")
-    st.download_button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                       file_name="attention_trace.npz", mime="application/octet-stream")
+    downloads.button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                     f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")
+    downloads.button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run), "attention_trace.npz",
+                     "application/octet-stream")
 
 
 head_view(choice)

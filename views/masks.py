@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from views import shared, state
+from views import downloads, shared, state
 from viz.attention import heatmap_spec
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
@@ -134,7 +134,7 @@ if big_map in ("both", "difference"):
 st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
 c1, c2 = st.columns(2)
-c1.download_button("Download this masked map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                   file_name=f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", mime="text/csv")
-c2.download_button("Download the whole masked trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                   file_name=f"masked_trace_{mask.kind}.npz", mime="application/octet-stream")
+downloads.button("Download this masked map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+                 f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", "text/csv", container=c1)
+downloads.button("Download the whole masked trace (NumPy .npz)", lambda: shared.trace_npz(run),
+                 f"masked_trace_{mask.kind}.npz", "application/octet-stream", container=c2)

@@ -1,0 +1,61 @@
+"""Driving a Streamlit page in a real browser: knowing when a run has finished, and taking a download."""
+from pathlib import Path
+
+TIMEOUT = 90_000  # ms
+FAILED_DOWNLOAD = '[data-testid="stDownloadButtonError"], [data-testid="stAlert"]:has-text("could not be made")'
+
+
+def count_runs(page) -> None:
+    """page.runs: how many script runs the server has reported finished (Streamlit's script_finished message, one
+    per run, a fragment's included). Call before page.goto."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    page.runs = 0
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
+            page.runs += 1
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+
+
+def wait_runs(page, count: int) -> None:
+    """Until the server has finished `count` runs of this page."""
+    for _ in range(TIMEOUT // 50):
+        if page.runs >= count:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"{page.runs} runs finished, expected {count}")
+
+
+def rerun_after(page, click) -> None:
+    """click(), then until the rerun it causes (every click of these buttons reruns) has finished."""
+    before = page.runs
+    click()
+    wait_runs(page, before + 1)
+
+
+def download(page, click, tmp_path: Path) -> Path:
+    """The file a click downloads, saved under its suggested name; fails at once if the page says it failed."""
+    started = []
+
+    def on_download(d):
+        started.append(d)
+
+    page.on("download", on_download)
+    try:
+        click()
+        for _ in range(TIMEOUT // 100):
+            if started:
+                break
+            failed = page.locator(FAILED_DOWNLOAD)
+            if failed.count():
+                raise AssertionError(f"the download failed; the page says: {failed.first.inner_text()}")
+            page.wait_for_timeout(100)
+    finally:
+        page.remove_listener("download", on_download)
+    assert started, f"no download started; the browser's console: {getattr(page, 'console', [])}"
+    path = tmp_path / started[0].suggested_filename
+    started[0].save_as(path)
+    assert started[0].failure() is None
+    return path

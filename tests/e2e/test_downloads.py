@@ -1,0 +1,218 @@
+"""Every download of every page, for every kind of model, clicked in a real browser and the file opened.
+
+Pages x model sources: the pretrained default, a random model with learned and with sinusoidal positions, and a
+checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS). Each cell clicks every download button
+(CSV read back, .npz opened with allow_pickle=False, shapes checked against the model) and one chart's camera
+button (PNG or SVG, the format the link asks for: each page gets both across its sources).
+"""
+import csv
+import io
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from bench.servers import spawn
+from model.positional import sinusoidal_table
+from model.sources import packaged_model_dir
+from tests.e2e.streamlit_browser import TIMEOUT, count_runs, download, wait_runs
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = "Hello attention maps"
+SRC, TGT = "The cat sat", "Le chat"
+TINY_BERT = "tiny-bert"  # the directory's name: its source key is dir:tiny-bert
+TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+RANDOM = {"model": "random", "d_model": 64, "heads": 2, "layers": 2, "d_ff": 128}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    params: dict  # what the link says about the model
+    picked: str  # how the model picker names it
+    image: str  # the chart format asked for: png or svg
+
+    def sizes(self, tiny_config: dict) -> tuple[int, int, int]:
+        """(layers, heads, width) of this source's model."""
+        if self.name == "minilm":
+            config = json.loads((packaged_model_dir() / "config.json").read_text())
+        elif self.name == "dir":
+            config = tiny_config
+        else:
+            return self.params["layers"], self.params["heads"], self.params["d_model"]
+        return config["num_hidden_layers"], config["num_attention_heads"], config["hidden_size"]
+
+
+SOURCES = {s.name: s for s in (
+    Source("minilm", {"model": "minilm"}, "all-MiniLM-L6-v2 (pretrained", "png"),
+    Source("random-learned", {**RANDOM, "positional": "learned"}, "Random Transformer", "svg"),
+    Source("random-sinusoidal", {**RANDOM, "positional": "sinusoidal"}, "Random Transformer", "png"),
+    Source("dir", {"model": f"dir:{TINY_BERT}"}, f"{TINY_BERT} (server directory)", "svg"),
+)}
+PICKER_PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional"]  # pages with the model picker
+RANDOM_PAGES = ["architecture", "encoder-decoder"]  # their own random model: only its positions vary
+CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES]
+         + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")])
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> tuple[Path, dict]:
+    """A random tiny Hugging Face BERT with all-MiniLM-L6-v2's tokenizer: 3 layers x 4 heads, width 32."""
+    import torch
+    import transformers
+
+    directory = tmp_path_factory.mktemp("checkpoints") / TINY_BERT
+    vocab = (packaged_model_dir() / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=3,
+                                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=64)
+    torch.manual_seed(0)
+    transformers.BertModel(config).save_pretrained(directory)
+    for name in TOKENIZER_FILES:
+        shutil.copy(packaged_model_dir() / name, directory / name)
+    return directory, config.to_dict()
+
+
+@pytest.fixture(scope="session")
+def dir_server(tiny_bert_dir):
+    """The app with the tiny checkpoint configured by its operator: every source is offered."""
+    try:
+        with spawn(ROOT / "app.py", session_ttl=None, env={"ATTNVIZ_MODEL_DIRS": str(tiny_bert_dir[0])}) as running:
+            yield running
+    except RuntimeError as e:
+        pytest.fail(str(e))
+
+
+@pytest.fixture(scope="session")
+def tokenize():
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir(), local_files_only=True)
+    return lambda text: tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
+
+
+def open_cell(page, server, path: str, source: Source):
+    params = {"text": TEXT, **source.params, "img": source.image}
+    if path in RANDOM_PAGES:
+        params = {k: v for k, v in params.items() if k != "model"} | {"src": SRC, "tgt": TGT}
+    query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
+    count_runs(page)
+    page.goto(f"{server.url}{'' if path == 'heatmap' else path}?{query}")
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=TIMEOUT)
+    wait_runs(page, 1)
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]').first.inner_text()
+    assert "Ignored" not in " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())  # the link applied
+    if path in PICKER_PAGES:  # the link's model, not the default
+        assert page.get_by_role("combobox", name="Model", exact=True).input_value().startswith(source.picked)
+
+
+def click_download_button(page, label: str, tmp_path: Path) -> Path:
+    """A download button's file; returns once the rerun its click causes has finished, so that the next click
+    meets the buttons that rerun drew."""
+    before = page.runs
+    path = download(page, page.get_by_role("button", name=label).click, tmp_path)
+    wait_runs(page, before + 1)
+    return path
+
+
+def read_csv(path: Path, tokens: list[str], causal: bool) -> np.ndarray:
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    assert rows[0] == ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(tokens)]
+    assert [row[0] for row in rows[1:]] == [f"{i}:{t}" for i, t in enumerate(tokens)]
+    probs = np.array([[float(x) for x in row[1:]] for row in rows[1:]])  # (T, T)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)  # each query's probabilities
+    if causal:
+        assert np.all(np.triu(probs, 1) == 0)
+    return probs
+
+
+def check_trace_npz(path: Path, tokens: list[str], sizes: tuple[int, int, int], sinusoidal: bool,
+                    causal: bool) -> None:
+    layers, heads, width = sizes
+    T, hd = len(tokens), width // heads
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = dict(npz)
+    assert arrays["tokens"].tolist() == tokens and arrays["padding"].shape == (T,)
+    for name in ("token", "position", "summed", "output"):
+        assert arrays[f"embeddings_{name}"].shape == (T, width), name
+    assert np.allclose(arrays["embeddings_position"], sinusoidal_table(T, width).numpy()) == sinusoidal
+    assert sorted(k for k in arrays if k.endswith("_probs")) == sorted(f"layer{i}_probs" for i in range(layers))
+    for i in range(layers):
+        for name, shape in (("q", (heads, T, hd)), ("k", (heads, T, hd)), ("v", (heads, T, hd)),
+                            ("scores", (heads, T, T)), ("probs", (heads, T, T)), ("context", (heads, T, hd)),
+                            ("output", (T, width))):
+            assert arrays[f"layer{i}_{name}"].shape == shape, f"layer{i}_{name}"
+            assert np.isfinite(arrays[f"layer{i}_{name}"]).all(), f"layer{i}_{name}"
+        np.testing.assert_allclose(arrays[f"layer{i}_probs"].sum(axis=-1), 1.0, atol=1e-5)
+        if causal:
+            assert np.all(np.triu(arrays[f"layer{i}_probs"], 1) == 0)
+
+
+def check_seq2seq_npz(path: Path, src: list[str], tgt: list[str], sizes: tuple[int, int, int]) -> None:
+    layers, heads, _ = sizes
+    S, T = len(src), len(tgt)
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = dict(npz)
+    assert arrays["src_tokens"].tolist() == src and arrays["tgt_tokens"].tolist() == tgt
+    for name, shape in (("encoder_self", (S, S)), ("decoder_self", (T, T)), ("cross", (T, S))):
+        assert arrays[name].shape == (layers, heads, *shape), name
+        np.testing.assert_allclose(np.nansum(arrays[name], axis=-1), 1.0, atol=1e-5)
+    assert np.isnan(arrays["decoder_self"][..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]]).all()
+
+
+def check_chart_image(page, image: str, tmp_path: Path) -> None:
+    """The first chart's camera button saves it in the format the link asked for."""
+    chart = page.locator(".js-plotly-plot").first
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    camera = chart.locator('.modebar-btn[data-title^="Download plot"]')
+    data = download(page, camera.click, tmp_path).read_bytes()
+    if image == "png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
+    else:
+        root = ET.fromstring(data)
+        assert root.tag.endswith("svg") and len(root) > 0
+
+
+@pytest.mark.parametrize("path, source", CELLS)
+def test_every_download_opens(page, dir_server, tiny_bert_dir, tokenize, tmp_path, path, source):
+    log_start = dir_server.log.stat().st_size
+    page.console = []
+    page.on("console", lambda m: page.console.append(m.text))
+    try:
+        run_cell(page, dir_server, path, SOURCES[source], tiny_bert_dir[1], tokenize, tmp_path)
+    except AssertionError as e:  # the server's side of it
+        raise AssertionError(f"{e}\nserver log during this cell:\n{log_since(dir_server, log_start)[-4000:]}") from e
+    assert "Traceback" not in log_since(dir_server, log_start)
+
+
+def log_since(server, start: int) -> str:
+    """What the server logged since `start` bytes."""
+    with server.log.open("rb") as log:
+        log.seek(start)
+        return log.read().decode(errors="replace")
+
+
+def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tokenize, tmp_path: Path) -> None:
+    """Open the page for the source, click each download, open the file, save one chart."""
+    sizes, tokens = source.sizes(tiny_config), tokenize(TEXT)
+    sinusoidal = source.params.get("positional") == "sinusoidal"
+    open_cell(page, dir_server, path, source)
+    if path == "heatmap":
+        read_csv(click_download_button(page, "Download this map (CSV)", tmp_path), tokens, causal=False)
+        check_trace_npz(click_download_button(page, "Download the whole trace (NumPy .npz)", tmp_path), tokens,
+                        sizes, sinusoidal, causal=False)
+    elif path == "masks":  # the page's default mask is causal
+        read_csv(click_download_button(page, "Download this masked map (CSV)", tmp_path), tokens, causal=True)
+        check_trace_npz(click_download_button(page, "Download the whole masked trace (NumPy .npz)", tmp_path),
+                        tokens, sizes, sinusoidal, causal=True)
+    elif path == "encoder-decoder":
+        check_seq2seq_npz(click_download_button(page, "Download these attentions (NumPy .npz)", tmp_path),
+                          tokenize(SRC), tokenize(TGT), sizes)
+    check_chart_image(page, source.image, tmp_path)
+    assert not page.errors, page.errors
