@@ -58,7 +58,7 @@ def time_script_runs() -> None:
 def server_side(model: str, length: int) -> dict:
     from streamlit.testing.v1 import AppTest
 
-    from views import shared
+    from views import memory, models, runs
 
     params = {**MODELS[model], "text": sentence(length)}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
@@ -71,13 +71,13 @@ def server_side(model: str, length: int) -> dict:
     config = None
     if params["model"] == "random":
         config = RandomConfig(int(params["d_model"]), int(params["heads"]), int(params["layers"]), int(params["d_ff"]))
-    choice = shared.Choice(params["model"], config)
+    choice = models.Choice(params["model"], config)
     forward = []
     for _ in range(3):
         start = time.perf_counter()
-        shared.compute_run(choice, params["text"])
+        runs.compute_run(choice, params["text"])
         forward.append(time.perf_counter() - start)
-    forward_passes = shared.COMPUTED["forward"]
+    forward_passes = memory.COMPUTED["forward"]
     moves = {"layer": [], "head": []}
     for i in range(6):
         for name, slider in (("layer", at.slider[0]), ("head", at.slider[1])):
@@ -86,7 +86,7 @@ def server_side(model: str, length: int) -> dict:
             moves[name].append(sum(SCRIPT_RUNS))
             assert not at.exception, at.exception
     return {"forward": statistics.median(forward), "layer": statistics.median(moves["layer"]),
-            "head": statistics.median(moves["head"]), "forward passes": shared.COMPUTED["forward"] - forward_passes}
+            "head": statistics.median(moves["head"]), "forward passes": memory.COMPUTED["forward"] - forward_passes}
 
 
 def browser_side(models, lengths) -> list[tuple]:

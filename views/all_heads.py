@@ -3,7 +3,12 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from views import shared, state
+from views import state
+from views.frame import Page, link_to
+from views.memory import cached
+from views.models import Choice
+from views.pickers import chart_config
+from views.runs import Run
 from viz.attention import heatmap_spec
 from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
 
@@ -15,7 +20,7 @@ POOL_NAMES = {"max": "max-pool", "mean": "block mean"}
 SPINNER_CELLS = 2_000_000  # layers x heads x T x T from which drawing the mosaic takes ~50 ms or more, alone
 
 
-def mosaic_for(run: shared.Run, tile: int, pool: str, auto: bool) -> Mosaic:
+def mosaic_for(run: Run, tile: int, pool: str, auto: bool) -> Mosaic:
     """One mosaic per (run, settings), shared: a layer/head change reuses the PNG, no re-encoding. The process's
     bounded cache, not st.cache_resource, which this page's script would decorate anew on every run (the
     decorator reads the function's source) and which hashes every argument on every call.
@@ -26,7 +31,7 @@ def mosaic_for(run: shared.Run, tile: int, pool: str, auto: bool) -> Mosaic:
         return build_mosaic(run.attentions, tile, pool, auto_range=auto)
 
     with st.spinner("Drawing every head…") if run.attentions.size >= SPINNER_CELLS else nullcontext():
-        return shared.cached(("mosaic", run.key, tile, pool, auto), draw, "The all-heads image", kind="image")
+        return cached(("mosaic", run.key, tile, pool, auto), draw, "The all-heads image", kind="image")
 
 
 def pick_tile(heads: int) -> None:
@@ -48,14 +53,14 @@ def describe(mosaic: Mosaic) -> str:
             + ("each tile stretched to its own min..max" if mosaic.auto_range else "fixed 0..1"))
 
 
-def big_view_params(text: str, choice: shared.Choice, layer: int, head: int) -> dict[str, str]:
+def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[str, str]:
     """The heatmap page's link: this page's settings (a random model's config too), at this layer and head."""
     params = {k: v for k, v in state.url_params().items() if k not in ("pool", "tile")}
     params.update(text=text, model=choice.key, layer=str(layer), head=str(head), mean="0")
     return params
 
 
-def preview(run: shared.Run, layer: int, head: int, auto: bool, container) -> None:
+def preview(run: Run, layer: int, head: int, auto: bool, container) -> None:
     """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
     title = f"Layer {layer}, head {head}"
     if len(run.tokens) <= PREVIEW_MAX_TOKENS:
@@ -66,21 +71,12 @@ def preview(run: shared.Run, layer: int, head: int, auto: bool, container) -> No
         fig.update_layout(xaxis_title="key", yaxis_title="query")
         container.caption(f"{len(run.tokens)} tokens: preview downsampled ({POOL_NAMES['max']} of "
                           f"{tile.factor}×{tile.factor} cells); the big view has every token.")
-    container.plotly_chart(fig, config=shared.chart_config(), key="preview")
+    container.plotly_chart(fig, config=chart_config(), key="preview")
 
 
-st.title("All heads")
-st.caption("Every layer (rows) × every head (columns) at once, each tile a query × key attention map. "
-           "Pick a head below, or click its tile, to look at it large.")
-
-choice = shared.model_choice()
-
-
-@state.fragment
-def heads_view(choice: shared.Choice) -> None:
-    """Sentence, settings, mosaic, sliders and preview: typing or a move reruns only this part (not the sidebar)."""
-    text = shared.sentence()
-    run = shared.run(choice, text)
+def view(page: Page) -> None:
+    """Settings, mosaic, sliders and preview."""
+    run, text, choice = page.run, page.text, page.choice
     notices = st.container()
     settings = st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
     pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=settings, widget="radio",
@@ -99,11 +95,8 @@ def heads_view(choice: shared.Choice) -> None:
     head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
     with notices:
         state.show_notices()
-    left.page_link("views/heatmap.py", label=f"Open layer {layer} head {head} in the big view",
+    left.page_link(link_to("heatmap"), label=f"Open layer {layer} head {head} in the big view",
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
-    chart.plotly_chart(mosaic_spec(mosaic, highlight=(layer, head)), config=shared.chart_config(), key="mosaic",
+    chart.plotly_chart(mosaic_spec(mosaic, highlight=(layer, head)), config=chart_config(), key="mosaic",
                        on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right)
-
-
-heads_view(choice)

@@ -5,7 +5,12 @@ import streamlit as st
 from model.bert import BertConfig
 from model.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
 from model.stats import Shape
-from views import shared, state
+from views import state
+from views.errors import or_stop
+from views.frame import Page
+from views.models import Choice, loaded_model, sources
+from views.pickers import chart_config, random_config
+from views.runs import run as run_of
 from viz.architecture import cost_bars, cost_table, module_costs, shape_steps
 
 
@@ -58,7 +63,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
         st.success(line, icon=":material/check_circle:")
     else:
         st.error(line, icon=":material/cancel:")
-    st.plotly_chart(cost_bars(costs, title), config=shared.chart_config())
+    st.plotly_chart(cost_bars(costs, title), config=chart_config())
     symbols = (f"h = d_model = {shape.d_model}, f = d_ff = {shape.d_ff}, l = {seq_len} tokens, "
                f"V = {shape.vocab_size:,} words in the vocabulary"
                + (f", P = {shape.learned_positions} learned positions" if shape.learned_positions else "")
@@ -77,11 +82,11 @@ def random_shape(loaded, config: RandomConfig) -> Shape:
 
 def show_pretrained(seq_len: int) -> None:
     """The packaged MiniLM beside the random model, when it is installed."""
-    source = next((s for s in shared.sources() if s.key == DEFAULT_KEY), None)
+    source = next((s for s in sources() if s.key == DEFAULT_KEY), None)
     if source is None or not source.available:
         st.info(f"The pretrained model is not available here: {source.reason if source else 'not listed'}.")
         return
-    bert = shared.or_stop("The pretrained model", shared.loaded_model, shared.Choice(DEFAULT_KEY)).model
+    bert = or_stop("The pretrained model", loaded_model, Choice(DEFAULT_KEY)).model
     shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
     c = bert.config
     st.caption(f"{c.num_hidden_layers} layers, {c.num_attention_heads} heads, d_model {c.hidden_size}, "
@@ -89,37 +94,32 @@ def show_pretrained(seq_len: int) -> None:
     show_costs(shape, min(seq_len, bert.max_positions), bert, "all-MiniLM-L6-v2", formulas_open=False)
 
 
-st.title("Architecture")
-st.caption("What the Transformer is made of: the parameters and the matrix-multiply FLOPs of every module, "
-           "by the textbook's formulas checked against PyTorch, and the shape of every tensor for your sentence.")
+def view(page: Page) -> None:
+    config_column, main = st.columns([1, 3], gap="large")
+    config_column.subheader("Random model")
+    raw_heads = requested_heads()
+    config = random_config(config_column)
+    explain_heads(raw_heads, config)
+    choice = Choice(RANDOM_KEY, config)
+    run = run_of(choice, page.text)
+    loaded = page.model(choice)
+    seq_len = len(run.tokens)
 
-text = shared.sentence()
-config_column, main = st.columns([1, 3], gap="large")
-config_column.subheader("Random model")
-raw_heads = requested_heads()
-config = shared.random_config(config_column)
-shared.chart_format()
-explain_heads(raw_heads, config)
-choice = shared.Choice(RANDOM_KEY, config)
-run = shared.run(choice, text)
-loaded = shared.or_stop("The model", shared.loaded_model, choice)
-seq_len = len(run.tokens)
+    with main:
+        state.show_notices()  # at the top of the results, beside the sliders that caused them
+        st.subheader(f"Parameters and FLOPs: random model, {config.num_layers} layers × {config.nhead} heads")
+        st.caption(f"d_model {config.d_model}, d_ff {config.d_ff}, {config.activation.upper()}, "
+                   f"{'Pre-LN' if config.norm_first else 'Post-LN'}, {config.positional} positions, "
+                   f"for this sentence of {seq_len} tokens.")
+        show_costs(random_shape(loaded, config), seq_len, loaded.model, "random model", formulas_open=True)
 
-with main:
-    state.show_notices()  # at the top of the results, beside the sliders that caused them
-    st.subheader(f"Parameters and FLOPs: random model, {config.num_layers} layers × {config.nhead} heads")
-    st.caption(f"d_model {config.d_model}, d_ff {config.d_ff}, {config.activation.upper()}, "
-               f"{'Pre-LN' if config.norm_first else 'Post-LN'}, {config.positional} positions, "
-               f"for this sentence of {seq_len} tokens.")
-    show_costs(random_shape(loaded, config), seq_len, loaded.model, "random model", formulas_open=True)
+        st.subheader(f"The tensor shape at every step, for this sentence ({seq_len} tokens)")
+        st.caption(f"Read from the recorded forward pass. B = 1 sentence, T = {seq_len} tokens, d = {config.d_model}, "
+                   f"h = {config.nhead} heads, d_k = d / h = {config.d_model // config.nhead}, d_ff = {config.d_ff}.")
+        st.dataframe(shape_steps(run.trace, config.norm_first), hide_index=True, height="content")
 
-    st.subheader(f"The tensor shape at every step, for this sentence ({seq_len} tokens)")
-    st.caption(f"Read from the recorded forward pass. B = 1 sentence, T = {seq_len} tokens, d = {config.d_model}, "
-               f"h = {config.nhead} heads, d_k = d / h = {config.d_model // config.nhead}, d_ff = {config.d_ff}.")
-    st.dataframe(shape_steps(run.trace, config.norm_first), hide_index=True, height="content")
-
-    st.subheader("For comparison: the pretrained all-MiniLM-L6-v2")
-    show_pretrained(seq_len)
-    with st.expander("Reference: bert-base (12 layers × 12 heads, d_model 768, d_ff 3072)"):
-        show_table(module_costs(Shape.from_bert(BertConfig()), seq_len))
-        st.caption("By the same formulas, with the pooler; Hugging Face's bert-base-uncased has 109,482,240.")
+        st.subheader("For comparison: the pretrained all-MiniLM-L6-v2")
+        show_pretrained(seq_len)
+        with st.expander("Reference: bert-base (12 layers × 12 heads, d_model 768, d_ff 3072)"):
+            show_table(module_costs(Shape.from_bert(BertConfig()), seq_len))
+            st.caption("By the same formulas, with the pooler; Hugging Face's bert-base-uncased has 109,482,240.")

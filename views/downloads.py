@@ -1,4 +1,5 @@
-"""Download buttons whose file is built on click, and which say so on the page when building it fails.
+"""Downloads: buttons whose file is built on click (and which say so on the page when building it fails), and the
+files of what a page shows (one head as CSV, the whole trace as NumPy arrays).
 
 Streamlit runs a download's callable when the button is clicked, on a server thread outside the page script: it
 cannot write to the page, an exception it raises reaches only the server log, and the browser shows a generic
@@ -12,10 +13,14 @@ starts (a CSV) was lost in 2 of 15 clicks on a busy machine, and the button did 
 queued on the server's event loop before its on_click runs, and the finished file is queued after, so the
 answer now comes after the clearing.
 """
+import io
 import threading
 from collections.abc import Callable
 
+import numpy as np
 import streamlit as st
+
+from views.runs import Run, RunTrace
 
 STARTS_WITHIN = 5.0  # s: the browser asks for the file as it sends the click; past this it is not coming
 BUILDS_WITHIN = 300.0  # s: the longest the rerun waits for the file (the whole trace of a long text and big model)
@@ -63,3 +68,38 @@ def button(label: str, build: Callable[[], bytes], file_name: str, mime: str, co
     failure = st.session_state.get(_FAILED, {}).pop(file_name, None)
     if failure is not None:
         container.error(failure, icon=":material/error:")
+
+
+def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
+    """One head's (L, S) probabilities as CSV: a header row of keys, one row per query."""
+    key_tokens = tokens if key_tokens is None else key_tokens
+    buf = io.StringIO()
+    header = ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(key_tokens)]
+    buf.write(",".join(_csv_cell(h) for h in header) + "\n")
+    for i, row in enumerate(probs):
+        buf.write(_csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def _csv_cell(text: str) -> str:
+    if any(c in text for c in ',"\n') or text[:1] in "=+-@":  # quoted; no formula injection in spreadsheets
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def trace_npz(r: Run) -> bytes:
+    """The whole trace as NumPy arrays: per layer q, k, v, scores, probs, context, and hidden states."""
+    arrays = {"tokens": np.array(r.tokens), "padding": r.padding}
+    trace = RunTrace(r, cache=False)  # a download recomputes every layer once rather than filling the cache
+    emb = trace.embeddings
+    if emb is not None:
+        for name in ("token", "position", "summed", "output"):
+            arrays[f"embeddings_{name}"] = getattr(emb, name)[0].numpy()
+    for i, layer in enumerate(trace.layers):
+        a = layer.self_attn
+        for name in ("q", "k", "v", "scores", "probs", "context"):
+            arrays[f"layer{i}_{name}"] = getattr(a, name)[0].numpy()
+        arrays[f"layer{i}_output"] = layer.output[0].numpy()
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()

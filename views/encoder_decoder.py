@@ -7,7 +7,12 @@ import numpy as np
 import streamlit as st
 
 from model.sources import RANDOM_KEY
-from views import downloads, shared, state
+from views import downloads, state
+from views.frame import Page
+from views.memory import budget, cached
+from views.model_thread import on_model_thread
+from views.models import Choice, model_key, resident
+from views.pickers import MAX_TEXT_CHARS, chart_config, random_config
 from viz.attention import heatmap_spec
 
 DEFAULT_SRC = "The cat sat on the mat."
@@ -29,7 +34,7 @@ class Seq2SeqRun:
 
 def seq2seq_model(config):
     """One seeded random TextTransformer per config per process, in the server's memory budget; never mutated."""
-    return shared.resident(shared.Choice(RANDOM_KEY, config), encoder_decoder=True).loaded
+    return resident(Choice(RANDOM_KEY, config), encoder_decoder=True).loaded
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -59,8 +64,8 @@ def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
     source, target = loaded.encode(src), loaded.encode(tgt)
     need = encoder_decoder_pass_bytes(config.num_layers, config.nhead, config.d_model, config.d_ff,
                                       source.input_ids.shape[1], target.input_ids.shape[1])
-    with shared.budget().room(need, spare=(shared.model_key(shared.Choice(RANDOM_KEY, config), True),)):
-        _, trace = shared.on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
+    with budget().room(need, spare=(model_key(Choice(RANDOM_KEY, config), True),)):
+        _, trace = on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
         decoder = trace.decoder.layers
         decoder_self = _probs(decoder, "self_attn")
         decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
@@ -72,10 +77,10 @@ def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
 def texts() -> tuple[str, str]:
     """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page."""
     left, right = st.columns(2)
-    src = state.text("Source (what the encoder reads)", "src", DEFAULT_SRC, shared.MAX_TEXT_CHARS, container=left,
+    src = state.text("Source (what the encoder reads)", "src", DEFAULT_SRC, MAX_TEXT_CHARS, container=left,
                      area=False)
     tgt = state.text("Target (what the decoder reads, one token at a time)", "tgt", DEFAULT_TGT,
-                     shared.MAX_TEXT_CHARS, container=right, area=False)
+                     MAX_TEXT_CHARS, container=right, area=False)
     for value, what in ((src, "a source sentence"), (tgt, "a target sentence")):
         if not value.strip():
             st.info(f"Type {what} above to see the encoder-decoder attention.")
@@ -87,7 +92,7 @@ def texts() -> tuple[str, str]:
 
 def cached_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """The pass for (config, src, tgt): computed once, then shared; a slider move never re-runs it."""
-    result = shared.cached(("encoder-decoder", config, src, tgt), lambda: compute_run(config, src, tgt),
+    result = cached(("encoder-decoder", config, src, tgt), lambda: compute_run(config, src, tgt),
                            "The encoder-decoder")
     for total, tokens, what in ((result.src_total, result.src_tokens, "source"),
                                 (result.tgt_total, result.tgt_tokens, "target")):
@@ -109,57 +114,68 @@ def pick(maps: np.ndarray, layer: int, head: int, mean: bool) -> np.ndarray:
     return maps[layer].mean(axis=0) if mean else maps[layer, head]
 
 
-st.title("Encoder-decoder")
-st.caption("The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
-           "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention).")
-st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
-        "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
-        "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.", icon=":material/info:")
-
-src, tgt = texts()
-st.sidebar.subheader("Random encoder-decoder")
-config = shared.random_config(st.sidebar)
-shared.chart_format()
-st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
-                   "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
-run = cached_run(config, src, tgt)
-
-col1, col2, col3 = st.columns([2, 2, 1])
-layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=col1)
-mean = state.toggle("Mean of heads", "mean", False, container=col3)
-head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=col2, disabled=mean)
-state.show_notices()
-
-which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
-S, T = len(run.src_tokens), len(run.tgt_tokens)
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                                 f"Decoder masked self-attention, {which}"), config=shared.chart_config())
-    st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
-               "triangle): while predicting, a target token can only see the ones before it and itself. "
-               "[CLS] plays the start-of-sequence token.")
-with right:
-    st.plotly_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                                 f"Cross-attention, {which}"), config=shared.chart_config())
-    st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
-               "tokens (the encoder's output). No mask: every target token may look at the whole source.")
-
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                                 f"Encoder self-attention, {which}"), config=shared.chart_config())
-    st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
-               "directions.")
-with right:
-    st.markdown(f"""
-**Shapes in this pass** ({config.nhead} heads, d_model {config.d_model}, d_k {config.d_model // config.nhead})
+def shapes_table(config, S: int, T: int) -> str:
+    """The shapes of the three attentions of this pass, as a Markdown table."""
+    h = config.nhead
+    return f"""
+**Shapes in this pass** ({h} heads, d_model {config.d_model}, d_k {config.d_model // h})
 
 | attention | queries | keys / values | probabilities |
 |---|---|---|---|
-| encoder self | source, S = {S} | source | (1, {config.nhead}, {S}, {S}) |
-| decoder masked self | target, T = {T} | target (earlier only) | (1, {config.nhead}, {T}, {T}) |
-| decoder cross | target, T = {T} | source (encoder output) | (1, {config.nhead}, {T}, {S}) |
-""")
-    downloads.button("Download these attentions (NumPy .npz)", lambda: npz(run), "encoder_decoder_attention.npz",
-                     "application/octet-stream")
+| encoder self | source, S = {S} | source | (1, {h}, {S}, {S}) |
+| decoder masked self | target, T = {T} | target (earlier only) | (1, {h}, {T}, {T}) |
+| decoder cross | target, T = {T} | source (encoder output) | (1, {h}, {T}, {S}) |
+"""
+
+
+def intro() -> None:
+    st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
+            "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
+            "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.",
+            icon=":material/info:")
+
+
+def view(page: Page) -> None:
+    """The two texts and the random model's settings, then the three kinds of attention of one layer and head."""
+    src, tgt = texts()
+    st.sidebar.subheader("Random encoder-decoder")
+    config = random_config(st.sidebar)
+    st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
+                       "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
+    run = cached_run(config, src, tgt)
+
+    col1, col2, col3 = st.columns([2, 2, 1])
+    layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=col1)
+    mean = state.toggle("Mean of heads", "mean", False, container=col3)
+    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=col2, disabled=mean)
+    state.show_notices()
+    maps(run, config, layer, head, mean)
+
+
+def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool) -> None:
+    """Decoder self-attention and cross-attention, the encoder's for reference, the shapes, the download."""
+    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    S, T = len(run.src_tokens), len(run.tgt_tokens)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
+                                     f"Decoder masked self-attention, {which}"), config=chart_config())
+        st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
+                   "triangle): while predicting, a target token can only see the ones before it and itself. "
+                   "[CLS] plays the start-of-sequence token.")
+    with right:
+        st.plotly_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
+                                     f"Cross-attention, {which}"), config=chart_config())
+        st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
+                   "tokens (the encoder's output). No mask: every target token may look at the whole source.")
+
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
+                                     f"Encoder self-attention, {which}"), config=chart_config())
+        st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
+                   "directions.")
+    with right:
+        st.markdown(shapes_table(config, S, T))
+        downloads.button("Download these attentions (NumPy .npz)", lambda: npz(run), "encoder_decoder_attention.npz",
+                         "application/octet-stream")

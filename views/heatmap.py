@@ -2,21 +2,14 @@
 import numpy as np
 import streamlit as st
 
-from views import downloads, shared, state
+from views import downloads, state
+from views.frame import Page
+from views.pickers import chart_config
 from viz.attention import heatmap_spec
 
-st.title("Attention heatmap")
-st.caption("Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
-           "Every row sums to 1.")
 
-choice = shared.model_choice()
-
-
-@state.fragment
-def head_view(choice: shared.Choice) -> None:
-    """Sentence, sliders, map and downloads: typing or moving a slider reruns only this part (not the sidebar)."""
-    text = shared.sentence()
-    run = shared.run(choice, text)
+def view(page: Page) -> None:
+    run = page.run
     # One row, not st.columns: every block (a row, a column) is one more message to the browser on every rerun.
     controls = st.container(horizontal=True, gap="medium", vertical_alignment="center")
     mean = state.toggle("Mean of heads", "mean", False, container=controls)
@@ -30,12 +23,9 @@ def head_view(choice: shared.Choice) -> None:
     # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
     st.plotly_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
                                  auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} "
-                                 f"layers × {run.num_heads} heads · {run.label}"), config=shared.chart_config())
+                                 f"layers × {run.num_heads} heads · {run.label}"), config=chart_config())
 
-    downloads.button("Download this map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
+    downloads.button("Download this map (CSV)", lambda: downloads.head_csv(np.asarray(probs), run.tokens),
                      f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")
-    downloads.button("Download the whole trace (NumPy .npz)", lambda: shared.trace_npz(run), "attention_trace.npz",
-                     "application/octet-stream")
-
-
-head_view(choice)
+    downloads.button("Download the whole trace (NumPy .npz)", lambda: downloads.trace_npz(run),
+                     "attention_trace.npz", "application/octet-stream")

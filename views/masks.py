@@ -2,8 +2,13 @@
 import numpy as np
 import streamlit as st
 
-from views import downloads, shared, state
+from views import downloads, state
+from views.frame import Page
+from views.pickers import chart_config
+from views.runs import MASK_KINDS, Mask
+from views.runs import run as run_of
 from viz.attention import heatmap_spec
+from viz.labels import token_label
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
 KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
@@ -12,7 +17,7 @@ MAX_EXTRA_PADDING = 32  # the padding slider reaches this many [PAD] tokens past
 MAX_TOKENS_FOR_BOTH = 256  # above this, two float (T, T) maps would pass 3 MB: show one at a time
 
 
-def explain_semantics() -> None:
+def intro() -> None:
     """How a mask enters attention, in PyTorch's conventions."""
     st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V,"
              r"\qquad M_{ij}=\begin{cases}0 & \text{query } i \text{ may see key } j\\"
@@ -34,9 +39,9 @@ def explain_semantics() -> None:
             "(and this model) then gives that query zero attention instead of NaN.")
 
 
-def choose_mask(tokens: tuple[str, ...], max_positions: int) -> shared.Mask:
+def choose_mask(tokens: tuple[str, ...], max_positions: int) -> Mask:
     """The mask kind and its settings (padding length, blocked keys), all bound to the URL."""
-    kind = state.choice("Mask", "mask", shared.MASK_KINDS, "causal", widget="segmented_control",
+    kind = state.choice("Mask", "mask", MASK_KINDS, "causal", widget="segmented_control",
                         format_func=lambda k: KIND_LABELS.get(k, k))
     pad_to, blocked = 0, ()
     T = len(tokens)
@@ -49,13 +54,13 @@ def choose_mask(tokens: tuple[str, ...], max_positions: int) -> shared.Mask:
             st.info(f"The sentence has {T} tokens ({why}): no [PAD] is added, so padding masks nothing.")
     if kind == "custom":
         blocked = tuple(sorted(state.int_list("Key tokens to block", "blocked", range(T),
-                                              lambda i: shared.token_label(tokens, i))))
+                                              lambda i: token_label(tokens, i))))
         if not blocked:
             st.info("Pick key tokens to block: no query will be able to attend to them.")
-    return shared.Mask(kind, pad_to, blocked)
+    return Mask(kind, pad_to, blocked)
 
 
-def does_nothing(mask: shared.Mask, T: int) -> bool:
+def does_nothing(mask: Mask, T: int) -> bool:
     """True when the mask blocks nothing, so the unmasked run can be reused (no second forward pass)."""
     return (mask.kind == "none" or (mask.kind == "custom" and not mask.blocked)
             or (mask.kind == "padding" and mask.pad_to <= T))
@@ -83,58 +88,58 @@ def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
             "padding invisible: with padding alone the change is 0 (up to rounding).")
 
 
-st.title("Masks")
-st.caption("A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
-           "the attention under it, and how it differs from the attention without a mask.")
-explain_semantics()
+def view(page: Page) -> None:
+    """The mask's settings, its matrix, the attention under it and what it changed, the downloads."""
+    plain = page.run  # no mask: the baseline, and the sentence's tokens
+    mask = choose_mask(plain.tokens, page.model().model.max_positions)
+    run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
-choice = shared.model_choice()
-text = shared.sentence()
-plain = shared.run(choice, text)  # no mask: the baseline, and the sentence's tokens
-mask = choose_mask(plain.tokens, shared.or_stop("The model", shared.loaded_model, choice).model.max_positions)
-run = plain if does_nothing(mask, len(plain.tokens)) else shared.run(choice, text, mask)
+    col1, col2 = st.columns(2)
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
+    big_map = "both"
+    if len(run.tokens) > MAX_TOKENS_FOR_BOTH:
+        big_map = state.choice(f"More than {MAX_TOKENS_FOR_BOTH} tokens: one big map at a time, so the page stays "
+                               "light", "mask_map", ("attention", "difference"), "attention", widget="radio",
+                               horizontal=True,
+                               format_func={"attention": "Attention with the mask",
+                                            "difference": "Masked minus unmasked"}.get)
+    state.show_notices()
+    maps(plain, run, mask, layer, head, big_map)
 
-col1, col2 = st.columns(2)
-layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
-head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
-big_map = "both"
-if len(run.tokens) > MAX_TOKENS_FOR_BOTH:
-    big_map = state.choice(f"More than {MAX_TOKENS_FOR_BOTH} tokens: one big map at a time, so the page stays light",
-                           "mask_map", ("attention", "difference"), "attention", widget="radio", horizontal=True,
-                           format_func={"attention": "Attention with the mask",
-                                        "difference": "Masked minus unmasked"}.get)
-state.show_notices()
 
-T, Tm = len(plain.tokens), len(run.tokens)
-additive = run.mask  # the same in every layer
-blocked = blocked_from_additive(None if additive is None else additive.numpy(), Tm)  # (Tm, Tm)
-probs = run.attentions[layer, head]  # (Tm, Tm), 0 at blocked cells
-diff = masked_difference(probs, plain.attentions[layer, head])
+def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
+    """The mask matrix, the attention under it, masked minus unmasked, and the downloads of one head."""
+    T, Tm = len(plain.tokens), len(run.tokens)
+    additive = run.mask  # the same in every layer
+    blocked = blocked_from_additive(None if additive is None else additive.numpy(), Tm)  # (Tm, Tm)
+    probs = run.attentions[layer, head]  # (Tm, Tm), 0 at blocked cells
+    diff = masked_difference(probs, plain.attentions[layer, head])
 
-empty_rows = np.flatnonzero(blocked.all(axis=1))
-if len(empty_rows):
-    st.warning(f"{len(empty_rows)} of {Tm} queries have every key blocked, so there is nothing to normalise: "
-               "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
+    empty_rows = np.flatnonzero(blocked.all(axis=1))
+    if len(empty_rows):
+        st.warning(f"{len(empty_rows)} of {Tm} queries have every key blocked, so there is nothing to normalise: "
+                   "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
 
-left, right = st.columns(2)
-left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
-                  config=shared.chart_config())
-left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
-             "(column).")
-if big_map in ("both", "attention"):
-    right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
-                                    title=f"Attention with the mask · layer {layer}, head {head}"),
-                       config=shared.chart_config())
-    right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
     left, right = st.columns(2)
-if big_map in ("both", "difference"):
-    right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
-                       config=shared.chart_config())
-    explain_difference(left, diff, T, Tm)
-st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
+    left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
+                      config=chart_config())
+    left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
+                 "(column).")
+    if big_map in ("both", "attention"):
+        right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
+                                        title=f"Attention with the mask · layer {layer}, head {head}"),
+                           config=chart_config())
+        right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
+        left, right = st.columns(2)
+    if big_map in ("both", "difference"):
+        right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
+                           config=chart_config())
+        explain_difference(left, diff, T, Tm)
+    st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
-c1, c2 = st.columns(2)
-downloads.button("Download this masked map (CSV)", lambda: shared.head_csv(np.asarray(probs), run.tokens),
-                 f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", "text/csv", container=c1)
-downloads.button("Download the whole masked trace (NumPy .npz)", lambda: shared.trace_npz(run),
-                 f"masked_trace_{mask.kind}.npz", "application/octet-stream", container=c2)
+    c1, c2 = st.columns(2)
+    downloads.button("Download this masked map (CSV)", lambda: downloads.head_csv(np.asarray(probs), run.tokens),
+                     f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", "text/csv", container=c1)
+    downloads.button("Download the whole masked trace (NumPy .npz)", lambda: downloads.trace_npz(run),
+                     f"masked_trace_{mask.kind}.npz", "application/octet-stream", container=c2)

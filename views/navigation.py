@@ -1,19 +1,20 @@
 """The app's pages, built once per process and copied for each run.
 
-Building an st.Page resolves its file on disk, for every page on every rerun. A copy is a handful of
-attribute copies. A copy, not the object itself: st.navigation marks on a page that this run may call it,
-and two sessions may run the same page at once."""
+Building the st.Page objects for every page on every rerun is wasted work; a copy is a handful of attribute
+copies. A copy, not the object itself: st.navigation marks on a page that this run may call it, and two sessions
+may run the same page at once."""
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
-_built: list = []
+_built: dict[Hashable, list] = {}
 _lock = threading.Lock()
 
 
-def pages(build: Callable[[], list]) -> list:
-    """build() the first time (it needs a script run, for the app's folder), then copies of what it built."""
+def pages(key: Hashable, build: Callable[[], list]) -> list:
+    """build() the first time for this key (it needs a script run), then copies of what it built."""
     with _lock:
-        if not _built:
-            _built.extend(build())
-    return [copy.copy(page) for page in _built]
+        if key not in _built:
+            _built[key] = build()
+        built = _built[key]
+    return [copy.copy(page) for page in built]

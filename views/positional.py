@@ -3,7 +3,12 @@ import numpy as np
 import streamlit as st
 
 from model.positional import LearnedPositionalEmbedding, sinusoidal_table
-from views import shared, state
+from views import state
+from views.errors import failure
+from views.frame import Page
+from views.memory import cached
+from views.models import Choice, loaded_model
+from views.pickers import chart_config
 from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
 
 BASES = (100, 1000, 10000, 100000)
@@ -18,16 +23,16 @@ def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
         table.flags.writeable = False  # shared by every session
         return table
 
-    return shared.cached(("sinusoidal table", num_positions, d_model, base), compute, "The sinusoidal table",
+    return cached(("sinusoidal table", num_positions, d_model, base), compute, "The sinusoidal table",
                          kind="table")
 
 
-def learned_positions(choice: shared.Choice) -> tuple[np.ndarray | None, str]:
+def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
     """The model's position embeddings (max_positions, E) and what they are, or None and why there are none."""
     try:
-        loaded = shared.loaded_model(choice)
+        loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
-        return None, shared.failure("The model", e)
+        return None, failure("The model", e)
     model = loaded.model
     if hasattr(model, "embeddings"):  # BertModel
         weight = model.embeddings.position_embeddings.weight
@@ -54,77 +59,92 @@ def thinned(what: str, s: int) -> str:
     return f" Every {s}{suffix} {what} is shown, so the page stays light." if s > 1 else ""
 
 
-st.title("Positional encoding")
-st.caption("Attention itself does not know the order of the tokens: each token's vector gets a position "
-           "vector added. The original Transformer uses fixed sines and cosines; BERT learns one vector per position.")
-st.latex(r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{base^{2i/d}}\right),\qquad "
-         r"PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{base^{2i/d}}\right)")
+def intro() -> None:
+    st.latex(r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{base^{2i/d}}\right),\qquad "
+             r"PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{base^{2i/d}}\right)")
 
-choice = shared.model_choice()
-c1, c2, c3 = st.columns(3)
-d_model = state.int_slider("d_model (width of the table)", "pe_d", 2, 1024, 128, container=c1)
-num_positions = state.int_slider("Number of positions", "pe_n", 1, 2048, 128, container=c2)
-base = state.choice("Base", "pe_base", BASES, 10000, container=c3, widget="segmented_control")
-c1, c2, c3 = st.columns(3)
-first = state.int_slider("First dimension shown", "pe_from", 0, d_model - 1, 0, container=c1)
-last = state.int_slider("Last dimension shown", "pe_to", 0, d_model - 1, d_model - 1, container=c2)
-cosine = state.choice("Similarity", "pe_sim", ("dot", "cosine"), "dot", container=c3, widget="segmented_control",
-                      format_func={"dot": "dot product", "cosine": "cosine (divided by the norms)"}.get) == "cosine"
-state.show_notices()
-if first > last:
-    st.info(f"The first dimension ({first}) is after the last ({last}): showing {last}..{first}.")
-    first, last = last, first
 
-table = pe_table(num_positions, d_model, base)  # (P, d)
-learned, learned_note = learned_positions(choice)  # (max_positions, E) or None
+def view(page: Page) -> None:
+    """The table's settings, then the tables, the waves and the similarities, sinusoidal beside learned."""
+    c1, c2, c3 = st.columns(3)
+    d_model = state.int_slider("d_model (width of the table)", "pe_d", 2, 1024, 128, container=c1)
+    num_positions = state.int_slider("Number of positions", "pe_n", 1, 2048, 128, container=c2)
+    base = state.choice("Base", "pe_base", BASES, 10000, container=c3, widget="segmented_control")
+    c1, c2, c3 = st.columns(3)
+    first = state.int_slider("First dimension shown", "pe_from", 0, d_model - 1, 0, container=c1)
+    last = state.int_slider("Last dimension shown", "pe_to", 0, d_model - 1, d_model - 1, container=c2)
+    cosine = state.choice("Similarity", "pe_sim", ("dot", "cosine"), "dot", container=c3, widget="segmented_control",
+                          format_func={"dot": "dot product", "cosine": "cosine (divided by the norms)"}.get) == "cosine"
+    state.show_notices()
+    if first > last:
+        st.info(f"The first dimension ({first}) is after the last ({last}): showing {last}..{first}.")
+        first, last = last, first
 
-st.subheader("The table: positions × dimensions")
-left, right = st.columns(2)
-shown, positions, dims, s = sampled(table, first, last)
-left.plotly_chart(table_heatmap(shown, positions, dims, title=f"Sinusoidal, d = {d_model}, base {base:,}"),
-                  config=shared.chart_config())
-left.caption("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
-             "hand turning at its own speed." + (" With an odd d the last column is a sine without a cosine."
-                                                 if d_model % 2 else "") + thinned("position and dimension", s))
-if learned is None:
-    right.info(learned_note)
-else:
+    table = pe_table(num_positions, d_model, base)  # (P, d)
+    learned, learned_note = learned_positions(page.choice)  # (max_positions, E) or None
+    tables(table, learned, learned_note, num_positions, first, last, base)
+    waves(table, d_model, base)
+    similarities(table, learned, num_positions, cosine)
+
+
+def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num_positions: int, first: int,
+           last: int, base: int) -> None:
+    """The sinusoidal table beside the model's learned positions (or why it has none)."""
+    d_model = table.shape[1]
+    st.subheader("The table: positions × dimensions")
+    left, right = st.columns(2)
+    shown, positions, dims, s = sampled(table, first, last)
+    left.plotly_chart(table_heatmap(shown, positions, dims, title=f"Sinusoidal, d = {d_model}, base {base:,}"),
+                      config=chart_config())
+    left.caption("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
+                 "hand turning at its own speed." + (" With an odd d the last column is a sine without a cosine."
+                                                     if d_model % 2 else "") + thinned("position and dimension", s))
+    if learned is None:
+        right.info(learned_note)
+        return
     rows = learned[:num_positions]  # (P', E)
     lf, ll = min(first, rows.shape[1] - 1), min(last, rows.shape[1] - 1)
     l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
     right.plotly_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
                                      title=f"Learned, {learned.shape[0]} positions × {learned.shape[1]} dims"),
-                       config=shared.chart_config())
+                       config=chart_config())
     right.caption(f"{learned_note}. Colour range: ± the 99th percentile of |value|, so a few large values "
                   "saturate instead of washing out the rest." + thinned("position and dimension", ls))
 
-st.subheader("Each dimension is a wave along the positions")
-curve_dims = state.int_list("Dimensions to plot", "pe_dims", range(d_model), str,
-                            default=[d for d in DEFAULT_CURVE_DIMS if d < d_model])
-state.show_notices()  # a bad ?pe_dims= is only read here
-if len(curve_dims) > MAX_CURVES:
-    st.info(f"{len(curve_dims)} dimensions chosen: plotting the first {MAX_CURVES}.")
-    curve_dims = curve_dims[:MAX_CURVES]
-if curve_dims:
-    st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=shared.chart_config())
-else:
-    st.info("Pick dimensions to plot their sine or cosine against the position.")
 
-st.subheader("Similarity of every pair of positions")
-left, right = st.columns(2)
-s = stride_for(num_positions, num_positions)
-left.plotly_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
-                                     title="Sinusoidal: " + ("cosine" if cosine else "PE · PEᵀ")),
-                  config=shared.chart_config())
-left.caption("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
-             "every diagonal is constant, and nearby positions are the most alike." + thinned("position", s))
-if learned is not None:
+def waves(table: np.ndarray, d_model: int, base: int) -> None:
+    """Chosen dimensions of the table as curves along the positions."""
+    st.subheader("Each dimension is a wave along the positions")
+    curve_dims = state.int_list("Dimensions to plot", "pe_dims", range(d_model), str,
+                                default=[d for d in DEFAULT_CURVE_DIMS if d < d_model])
+    state.show_notices()  # a bad ?pe_dims= is only read here
+    if len(curve_dims) > MAX_CURVES:
+        st.info(f"{len(curve_dims)} dimensions chosen: plotting the first {MAX_CURVES}.")
+        curve_dims = curve_dims[:MAX_CURVES]
+    if curve_dims:
+        st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=chart_config())
+    else:
+        st.info("Pick dimensions to plot their sine or cosine against the position.")
+
+
+def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: int, cosine: bool) -> None:
+    """Every pair of positions compared, sinusoidal beside learned."""
+    st.subheader("Similarity of every pair of positions")
+    left, right = st.columns(2)
+    s = stride_for(num_positions, num_positions)
+    left.plotly_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
+                                         title="Sinusoidal: " + ("cosine" if cosine else "PE · PEᵀ")),
+                      config=chart_config())
+    left.caption("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
+                 "every diagonal is constant, and nearby positions are the most alike." + thinned("position", s))
+    if learned is None:
+        return
     rows = learned[:num_positions]
     ls = stride_for(rows.shape[0], rows.shape[0])
     limit = None if cosine else robust_limit(similarity(rows[::ls]))
     right.plotly_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
                                           title="Learned: " + ("cosine" if cosine else "P · Pᵀ")),
-                       config=shared.chart_config())
+                       config=chart_config())
     right.caption(f"All {rows.shape[1]} dimensions of the first {rows.shape[0]} learned positions."
                   + ("" if cosine else " Colour range: ± the 99th percentile.")
                   + thinned("position", ls))

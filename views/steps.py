@@ -6,7 +6,10 @@ import numpy as np
 import streamlit as st
 import torch
 
-from views import shared, state
+from views import state
+from views.frame import Page
+from views.pickers import chart_config
+from viz.labels import long_text_labels
 from viz.matrix import matrix_heatmap, shape_label, window
 
 MAX_ROWS = 64  # tokens shown per heatmap: beyond this a slider picks the window (keeps the page light at 512)
@@ -54,7 +57,7 @@ def draw(view: View, panel: Panel, container) -> None:
     z = panel.values[view.row0:view.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, view.labels[view.row0:view.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight)
-    container.plotly_chart(fig, config=shared.chart_config(), key=f"chart-{panel.name}")
+    container.plotly_chart(fig, config=chart_config(), key=f"chart-{panel.name}")
     shown = []
     if (view.row0, view.row1) != (0, T):
         shown.append(f"tokens {view.row0}–{view.row1 - 1} of {T}")
@@ -78,107 +81,121 @@ def step(view: View, title: str, formula: str, panels: list[Panel], note: str = 
             draw(view, panel, col)
 
 
-st.title("Step by step")
-st.caption("One encoder layer, one head, every tensor on the way: each heatmap is tokens (rows) by dimensions or "
-           "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale.")
+def view(page: Page) -> None:
+    """The sliders, then the twelve steps of one layer and head."""
+    run = page.run
+    T = len(run.tokens)
+    labels = long_text_labels(run.tokens, MAX_ROWS)
 
-choice = shared.model_choice()
-text = shared.sentence()
-run = shared.run(choice, text)
-T = len(run.tokens)
-labels = shared.long_text_labels(run.tokens, MAX_ROWS)
+    col1, col2 = st.columns(2)
+    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
+    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
+    lt = run.trace.layers[layer]
+    attn, sa_block = lt.self_attn, lt.self_attn_block
+    d_model, d_k, d_ff = attn.output.shape[-1], attn.q.shape[-1], lt.ffn_hidden.shape[-1]
+    col3, col4 = st.columns(2)
+    row0 = state.int_slider("First token shown", "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
+                            help=f"Each heatmap shows at most {MAX_ROWS} tokens.")
+    dim0 = state.int_slider("First dimension shown", "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
+                            container=col4, help=f"Wide matrices show {MAX_DIMS} dimensions at a time.")
+    state.show_notices()
+    shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
 
-col1, col2 = st.columns(2)
-layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
-head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
-lt = run.trace.layers[layer]
-attn, sa_block, ffn_block = lt.self_attn, lt.self_attn_block, lt.ffn_block
-d_model, d_k, d_ff = attn.output.shape[-1], attn.q.shape[-1], lt.ffn_hidden.shape[-1]
-col3, col4 = st.columns(2)
-row0 = state.int_slider("First token shown", "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
-                        help=f"Each heatmap shows at most {MAX_ROWS} tokens.")
-dim0 = state.int_slider("First dimension shown", "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
-                        container=col4, help=f"Wide matrices show {MAX_DIMS} dimensions at a time.")
-state.show_notices()
-view = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
+    pre_ln = not torch.equal(sa_block.sublayer_in, sa_block.input)
+    st.info(("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
+             r"$y = x + f(\mathrm{LN}(x))$." if pre_ln else
+             r"**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \mathrm{LN}(x + f(x))$.")
+            + f" d_model = {d_model}, {run.num_heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
+    input_step(shown, run, layer, sa_block)
+    attention_steps(shown, attn, sa_block, head, pre_ln)
+    output_steps(shown, page, layer, pre_ln)
 
-pre_ln = not torch.equal(sa_block.sublayer_in, sa_block.input)
-st.info(("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
-         r"$y = x + f(\mathrm{LN}(x))$." if pre_ln else
-         r"**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \mathrm{LN}(x + f(x))$.")
-        + f" d_model = {d_model}, {run.num_heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
 
-emb = run.trace.embeddings
-if layer == 0 and emb is not None:
-    panels = [Panel("token embedding", "T, d_model", rows_of(emb.token))]
-    if emb.token_type is not None:
-        panels.append(Panel("segment embedding", "T, d_model", rows_of(emb.token_type)))
-    panels += [Panel("position", "T, d_model", rows_of(emb.position)),
-               Panel("sum", "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
-    bert = emb.token_type is not None
-    step(view, "1. X: token embedding + position",
-         r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
-         else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
-         "BERT learns its position embeddings." if bert else "")
-else:
-    step(view, f"1. X: the input of layer {layer}", rf"X = \text{{output of layer {layer - 1}}}" if layer else
-         r"X = \text{the embedded tokens}", [Panel("X", "T, d_model", rows_of(sa_block.input))])
+def input_step(shown: View, run, layer: int, sa_block) -> None:
+    """1: the embeddings (layer 0), or the previous layer's output."""
+    emb = run.trace.embeddings
+    if layer == 0 and emb is not None:
+        panels = [Panel("token embedding", "T, d_model", rows_of(emb.token))]
+        if emb.token_type is not None:
+            panels.append(Panel("segment embedding", "T, d_model", rows_of(emb.token_type)))
+        panels += [Panel("position", "T, d_model", rows_of(emb.position)),
+                   Panel("sum", "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
+        bert = emb.token_type is not None
+        step(shown, "1. X: token embedding + position",
+             r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
+             else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
+             "BERT learns its position embeddings." if bert else "")
+    else:
+        step(shown, f"1. X: the input of layer {layer}", rf"X = \text{{output of layer {layer - 1}}}" if layer else
+             r"X = \text{the embedded tokens}", [Panel("X", "T, d_model", rows_of(sa_block.input))])
 
-x_in = r"\mathrm{LN}(X)" if pre_ln else "X"
-qkv = [Panel(f"{n} (head {head})", "T, d_k", rows_of(part[0, head])) for n, part in
-       (("Q", attn.q), ("K", attn.k), ("V", attn.v))]
-if pre_ln:
-    qkv.insert(0, Panel("LN(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
-step(view, "2. Q, K, V of the head", r",\quad ".join(rf"{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}" for n in "QKV"), qkv,
-     f"Head {head} uses columns {head * d_k}–{(head + 1) * d_k - 1} of the full projections.")
 
-scaled = rows_of(attn.scores[0, head])  # (T, T) q.k * scale
-raw = scaled / np.float32(attn.scale)  # (T, T) q.k
-mask = None if attn.mask is None else np.broadcast_to(attn.mask.numpy(), attn.scores.shape)[0, head]  # (T, T)
-step(view, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
-step(view, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
-     [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
-masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
-step(view, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
-     [Panel("+ M", "T, T", masked, keys=True)],
-     "No mask here (no padding): M = 0 and the scores pass unchanged." if mask is None
-     else "Blocked cells (-inf) are gaps.")
-step(view, "6. Softmax of each row", r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
-     [Panel("A", "T, T", rows_of(attn.probs[0, head]), kind="probability", keys=True)])
-step(view, "7. Times V: the head's output", rf"\mathrm{{head}}_{{{head}}} = A V",
-     [Panel(f"head {head} = A V", "T, d_k", rows_of(attn.context[0, head]))])
+def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> None:
+    """2-10: one head's Q, K, V, scores, mask, softmax and A V; the heads concatenated, W_O, Add (& Norm)."""
+    T, d_model, d_k = attn.output.shape[-2], attn.output.shape[-1], attn.q.shape[-1]
+    x_in = r"\mathrm{LN}(X)" if pre_ln else "X"
+    qkv = [Panel(f"{n} (head {head})", "T, d_k", rows_of(part[0, head])) for n, part in
+           (("Q", attn.q), ("K", attn.k), ("V", attn.v))]
+    if pre_ln:
+        qkv.insert(0, Panel("LN(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
+    step(shown, "2. Q, K, V of the head",
+         r",\quad ".join(rf"{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}" for n in "QKV"), qkv,
+         f"Head {head} uses columns {head * d_k}–{(head + 1) * d_k - 1} of the full projections.")
 
-concat = rows_of(attn.context[0].transpose(0, 1).reshape(T, d_model))  # (nh, T, d_k) -> (T, nh * d_k)
-lo = head * d_k
-step(view, "8. Concatenate the heads", r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
-     [Panel("concat", "T, d_model", concat, start=lo, highlight=(lo, lo + d_k))],
-     f"The box marks head {head}'s columns {lo}–{lo + d_k - 1}.")
-step(view, "9. Output projection W_O", r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,W_O + b_O",
-     [Panel("MHA output", "T, d_model", rows_of(attn.output))])
+    scaled = rows_of(attn.scores[0, head])  # (T, T) q.k * scale
+    raw = scaled / np.float32(attn.scale)  # (T, T) q.k
+    mask = None if attn.mask is None else np.broadcast_to(attn.mask.numpy(), attn.scores.shape)[0, head]  # (T, T)
+    step(shown, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
+    step(shown, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
+         [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
+    masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
+    step(shown, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
+         [Panel("+ M", "T, T", masked, keys=True)],
+         "No mask here (no padding): M = 0 and the scores pass unchanged." if mask is None
+         else "Blocked cells (-inf) are gaps.")
+    step(shown, "6. Softmax of each row", r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
+         [Panel("A", "T, T", rows_of(attn.probs[0, head]), kind="probability", keys=True)])
+    step(shown, "7. Times V: the head's output", rf"\mathrm{{head}}_{{{head}}} = A V",
+         [Panel(f"head {head} = A V", "T, d_k", rows_of(attn.context[0, head]))])
 
-if pre_ln:
-    step(view, "10. Add (Pre-LN: no norm after)", r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
-         [Panel("Y = X + MHA", "T, d_model", rows_of(sa_block.output))])
-else:
-    step(view, "10. Add & Norm", r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
-         [Panel("X + MHA", "T, d_model", rows_of(sa_block.residual)),
-          Panel("Y", "T, d_model", rows_of(sa_block.output))])
+    concat = rows_of(attn.context[0].transpose(0, 1).reshape(T, d_model))  # (nh, T, d_k) -> (T, nh * d_k)
+    lo = head * d_k
+    step(shown, "8. Concatenate the heads", r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
+         [Panel("concat", "T, d_model", concat, start=lo, highlight=(lo, lo + d_k))],
+         f"The box marks head {head}'s columns {lo}–{lo + d_k - 1}.")
+    step(shown, "9. Output projection W_O", r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,W_O + b_O",
+         [Panel("MHA output", "T, d_model", rows_of(attn.output))])
 
-act = choice.random.activation.upper() if choice.random else "GELU"
-y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
-ffn = [Panel(f"hidden = {act}(…)", "T, d_ff", rows_of(lt.ffn_hidden)),
-       Panel("FFN output", "T, d_model", rows_of(ffn_block.sublayer_out))]
-if pre_ln:
-    ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
-step(view, "11. Feed-forward network", rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
-if pre_ln:
-    last = layer == run.num_layers - 1
-    step(view, "12. Add: the layer's output", r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
-         [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
-         + ([Panel("final LN(Z)", "T, d_model", rows_of(run.trace.output))] if last else []),
-         "A Pre-LN stack ends with one more LayerNorm after the last layer." if last else "")
-else:
-    step(view, "12. Add & Norm: the layer's output", r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
-         [Panel("Y + FFN", "T, d_model", rows_of(ffn_block.residual)),
-          Panel("Z", "T, d_model", rows_of(ffn_block.output))])
-st.caption(f"Z is the input of layer {layer + 1}." if layer < run.num_layers - 1 else "Z is the encoder's output.")
+    if pre_ln:
+        step(shown, "10. Add (Pre-LN: no norm after)", r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
+             [Panel("Y = X + MHA", "T, d_model", rows_of(sa_block.output))])
+    else:
+        step(shown, "10. Add & Norm", r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
+             [Panel("X + MHA", "T, d_model", rows_of(sa_block.residual)),
+              Panel("Y", "T, d_model", rows_of(sa_block.output))])
+
+
+
+def output_steps(shown: View, page: Page, layer: int, pre_ln: bool) -> None:
+    """11-12: the feed-forward network and the layer's output."""
+    run = page.run
+    lt = run.trace.layers[layer]
+    ffn_block = lt.ffn_block
+    act = page.choice.random.activation.upper() if page.choice.random else "GELU"
+    y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
+    ffn = [Panel(f"hidden = {act}(…)", "T, d_ff", rows_of(lt.ffn_hidden)),
+           Panel("FFN output", "T, d_model", rows_of(ffn_block.sublayer_out))]
+    if pre_ln:
+        ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
+    step(shown, "11. Feed-forward network", rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
+    if pre_ln:
+        last = layer == run.num_layers - 1
+        step(shown, "12. Add: the layer's output", r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
+             [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
+             + ([Panel("final LN(Z)", "T, d_model", rows_of(run.trace.output))] if last else []),
+             "A Pre-LN stack ends with one more LayerNorm after the last layer." if last else "")
+    else:
+        step(shown, "12. Add & Norm: the layer's output", r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
+             [Panel("Y + FFN", "T, d_model", rows_of(ffn_block.residual)),
+              Panel("Z", "T, d_model", rows_of(ffn_block.output))])
+    st.caption(f"Z is the input of layer {layer + 1}." if layer < run.num_layers - 1 else "Z is the encoder's output.")

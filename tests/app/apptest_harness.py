@@ -5,24 +5,28 @@ from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
-from streamlit.util import calc_hash
+
+from views import registry
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 120
 
 
-def open_page(url_path: str, title: str, **params) -> AppTest:
-    """A fresh session whose first run is /url_path?params, as a browser opening a shared link.
+def _app_starting_at(start: str) -> None:
+    """The app, with the page at /start served at / (the body of AppTest's script)."""
+    import app
 
-    st.Page keys a page by the hash of its url_path; setting it (a private AppTest field) lands on
-    the page directly, and the title check makes any change in that mechanism fail loudly.
-    """
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    app.main(start)
+
+
+def open_page(url_path: str, title: str | None = None, **params) -> AppTest:
+    """A fresh session whose first run is /url_path?params, as a browser opening a shared link: the app itself
+    (app.main), with that page as the one served at /. The title is the registry's, unless one is given."""
+    at = AppTest.from_function(_app_starting_at, args=(url_path,), default_timeout=TIMEOUT)
     for k, v in params.items():
         at.query_params[k] = v
-    at._page_hash = calc_hash(url_path)
     at.run()
-    assert at.title[0].value == title
+    assert at.title[0].value == (title or registry.by_path(url_path).title)
     return at
 
 
@@ -36,11 +40,3 @@ def plotly_array(value) -> np.ndarray:
 
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def switch_to(page_file: str, **params) -> AppTest:
-    """A fresh session with ?params that switches straight to views/<page_file> for its first run."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.switch_page(f"views/{page_file}").run()

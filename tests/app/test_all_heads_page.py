@@ -2,29 +2,18 @@
 import json
 from urllib.parse import parse_qs
 
-from apptest_harness import APP, TIMEOUT, figures
+import apptest_harness as harness
+from apptest_harness import figures
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-import views.shared
 import viz.mosaic
-
-PAGE = "views/all_heads.py"
+from views import memory, runs
 
 
 def open_page(text: str = "Hello students", **params) -> AppTest:
-    """Land on the app with ?params, then go to All heads, as a link to /all-heads?... would.
-
-    AppTest can switch pages only after a first run. That run is the default page, stopped at an empty
-    sentence before it draws any slider of its own, so the URL values reach this page untouched.
-    """
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.query_params["text"] = " "
-    at.run()
-    at.text_area[0].input(text)
-    return at.switch_page(PAGE).run()
+    """A link to /all-heads?text=...&params opened in a fresh session."""
+    return harness.open_page("all-heads", text=text, **params)
 
 
 def link_params(at: AppTest) -> dict[str, str]:
@@ -64,7 +53,7 @@ def test_url_state_is_restored_and_the_link_follows_the_sliders():
 def test_a_layer_or_head_change_runs_neither_the_model_nor_the_mosaic(monkeypatch):
     at = open_page("Counting the work done")
     calls = []
-    monkeypatch.setattr(views.shared, "compute_run", lambda *a, **k: calls.append("model"))
+    monkeypatch.setattr(runs, "compute_run", lambda *a, **k: calls.append("model"))
     monkeypatch.setattr(viz.mosaic, "build_mosaic", lambda *a, **k: calls.append("mosaic"))
     at.slider[0].set_value(2).run()
     at.slider[1].set_value(5).run()
@@ -74,12 +63,12 @@ def test_a_layer_or_head_change_runs_neither_the_model_nor_the_mosaic(monkeypatc
 
 def test_other_settings_draw_a_new_mosaic_once_and_back_reuses_the_first():
     at = open_page("Counting the mosaics drawn")
-    drawn, first = views.shared.COMPUTED["image"], at.caption[1].value
+    drawn, first = memory.COMPUTED["image"], at.caption[1].value
     at.radio[1].set_value(32).run()
-    assert not at.exception and views.shared.COMPUTED["image"] == drawn + 1
+    assert not at.exception and memory.COMPUTED["image"] == drawn + 1
     assert at.caption[1].value != first and "each token cell is 4×4 px" in at.caption[1].value  # 7 tokens in 32 px
     at.radio[1].set_value(64).run()
-    assert views.shared.COMPUTED["image"] == drawn + 1 and at.caption[1].value == first
+    assert memory.COMPUTED["image"] == drawn + 1 and at.caption[1].value == first
 
 
 def test_512_tokens_stay_light():

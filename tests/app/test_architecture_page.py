@@ -1,9 +1,8 @@
 """The architecture page in Streamlit's AppTest: cost tables checked against PyTorch, shapes from the trace."""
 import re
 
-from streamlit.testing.v1 import AppTest
-
 import apptest_harness as harness
+from streamlit.testing.v1 import AppTest
 
 
 def open_page(**params) -> AppTest:
@@ -75,13 +74,3 @@ def test_long_text_is_truncated_and_says_so():
     assert not at.exception
     assert any("the rest was cut" in w.value for w in at.warning)
     assert shapes(at)["input ids"] == "(1, 512)"
-
-
-def test_the_sentence_carries_over_from_another_page():
-    at = AppTest.from_file(harness.APP, default_timeout=harness.TIMEOUT)
-    at.query_params["text"] = "Carry me over"
-    at.run()
-    at.switch_page("views/architecture.py").run()
-    assert not at.exception
-    assert at.title[0].value == "Architecture" and at.text_area[0].value == "Carry me over"
-    assert shapes(at)["input ids"] == "(1, 5)"

@@ -8,7 +8,7 @@ import pytest
 
 from model.footprint import module_bytes
 from model.sources import RandomConfig
-from views import shared
+from views import memory, models
 from views.cache import BoundedCache, OverBudget
 
 MB = 2**20
@@ -99,15 +99,15 @@ def test_a_builder_interrupted_by_a_rerun_leaves_the_build_to_the_next_session()
 
 def test_a_dropped_model_is_freed_at_once_even_after_tracing(monkeypatch):
     """torch.jit.trace leaves the model in a reference cycle: without a collection, a dropped model stays."""
-    small = [shared.Choice("random", RandomConfig(64, 2, 2, 128, seed=seed)) for seed in (201, 202, 203)]
-    budget = shared.budget()
+    small = [models.Choice("random", RandomConfig(64, 2, 2, 128, seed=seed)) for seed in (201, 202, 203)]
+    budget = memory.budget()
     budget.clear()
-    size = module_bytes(shared.loaded_model(small[0]).model)
+    size = module_bytes(models.loaded_model(small[0]).model)
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + size // 2)  # room for one of them, not two
     alive = []
     for choice in small:
-        loaded = shared.loaded_model(choice)
-        assert shared.compiling(choice).wait() is not None  # traced, as the app does after a first pass
+        loaded = models.loaded_model(choice)
+        assert models.compiling(choice).wait() is not None  # traced, as the app does after a first pass
         alive.append(weakref.ref(loaded.model))
         del loaded
     assert [ref() is not None for ref in alive] == [False, False, True]
@@ -116,7 +116,7 @@ def test_a_dropped_model_is_freed_at_once_even_after_tracing(monkeypatch):
 def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch):
     from tests.app.apptest_harness import open_page
 
-    budget = shared.budget()
+    budget = memory.budget()
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + 100 * MB)
     at = open_page("heatmap", "Attention heatmap", model="random", d_model="768", layers="12", d_ff="3072",
                    heads="12", seed="7")
@@ -140,7 +140,7 @@ def test_room_for_a_pass_is_made_for_its_time_without_dropping_the_model_it_runs
 def test_a_pass_too_big_for_the_server_gets_a_plain_message(monkeypatch):
     from tests.app.apptest_harness import open_page
 
-    budget = shared.budget()
+    budget = memory.budget()
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + 300 * MB)
     words = " ".join(["attention"] * 500)
     at = open_page("encoder-decoder", "Encoder-decoder", d_model="128", heads="16", layers="12", d_ff="512",

@@ -1,11 +1,10 @@
 """The encoder-decoder page in Streamlit's AppTest: masked self-attention, cross-attention, bad input."""
 
+import apptest_harness as harness
 import numpy as np
+from apptest_harness import figures, plotly_array
 from streamlit.testing.v1 import AppTest
 
-import apptest_harness as harness
-
-from apptest_harness import figures, plotly_array
 from model.text import TextTransformer
 
 

@@ -55,33 +55,33 @@ def test_chart_toolbar_downloads_the_chosen_format(fmt):
 
 
 def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_the_cache():
-    from views import shared
+    from views import memory, models, runs
 
     at = run(text="Mine alone")
-    budget = shared.budget()
+    budget = memory.budget()
     for i in range(budget.max_entries + 8):  # the rest of the class's sentences fill the budget's passes
-        shared.cached(("another student", i), lambda: shared.compute_run(shared.Choice("minilm"), f"Theirs {i}"))
+        memory.cached(("another student", i), lambda: runs.compute_run(models.Choice("minilm"), f"Theirs {i}"))
     assert budget.kinds()["forward"] == budget.max_entries and ("another student", 0) not in budget
-    forward = shared.COMPUTED["forward"]
+    forward = memory.COMPUTED["forward"]
     at.slider[0].set_value(2).run()
     at.slider[1].set_value(5).run()
     assert not at.exception and at.slider[0].value == 2
-    assert shared.COMPUTED["forward"] == forward
+    assert memory.COMPUTED["forward"] == forward
     at.text_area[0].input("A new sentence").run()  # a new sentence is one pass
-    assert shared.COMPUTED["forward"] == forward + 1
+    assert memory.COMPUTED["forward"] == forward + 1
 
 
 def test_the_model_picker_says_which_models_are_missing_and_why(monkeypatch):
     import dataclasses
 
     from model import sources
-    from views import shared
+    from views import models
 
     real = sources.list_sources()
     missing = dataclasses.replace(real[0], key="hf:absent", label="Absent BERT", available=False,
                                   reason="not in the local Hugging Face cache (/nowhere)")
     monkeypatch.setattr(sources, "list_sources", lambda: [*real, missing])
-    shared.sources.clear()  # cached for a minute per process
+    models.sources.clear()  # cached for a minute per process
     try:
         at = run()
         assert not at.exception
@@ -89,4 +89,4 @@ def test_the_model_picker_says_which_models_are_missing_and_why(monkeypatch):
         assert picker.label == "Model" and "Absent BERT" not in picker.options
         assert "**Absent BERT**: not in the local Hugging Face cache (/nowhere)" in picker.help
     finally:
-        shared.sources.clear()
+        models.sources.clear()

@@ -14,7 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from views import state
+from views import registry, state
 from views.markdown import code
 
 INJECTION = "`![](http://evil.example/p.png)[Log in](http://evil.example)`"  # the issue's link value
@@ -25,34 +25,41 @@ WITHOUT_CONTROLS = "ab [1mbold evil end"
 @dataclass(frozen=True)
 class Page:
     path: str
-    title: str
     texts: tuple[str, ...]  # the parameters of its text boxes
     low: str  # a slider from 0 or 1, given -1
     high: str  # a parameter with a small range, given 99
-    reads_model: bool = True  # has the model picker (?model=)
     own: tuple[dict, ...] = field(default=())  # links with bad values of its own parameters, one run each
     opens: dict = field(default_factory=dict)  # a parameter read only under a setting: that setting
 
+    @property
+    def reads_model(self) -> bool:
+        """It has the model picker (?model=)."""
+        return registry.MODEL in registry.by_path(self.path).needs
+
 
 PAGES = [
-    Page("heatmap", "Attention heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2"},)),
-    Page("all-heads", "All heads", ("text",), "layer", "head", own=({"pool": "median", "tile": "4096"},)),
-    Page("softmax", "Softmax rows", ("text",), "layer", "head", own=({"query": "999", "scale": "hot"},)),
-    Page("steps", "Step by step", ("text",), "layer", "head", own=({"dim0": "-5", "row0": "x"},)),
-    Page("masks", "Masks", ("text",), "layer", "head", own=({"mask": "bogus"}, {"pad_to": "99"}, {"blocked": "1,999"}),
+    Page("heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2"},)),
+    Page("all-heads", ("text",), "layer", "head", own=({"pool": "median", "tile": "4096"},)),
+    Page("softmax", ("text",), "layer", "head", own=({"query": "999", "scale": "hot"},)),
+    Page("steps", ("text",), "layer", "head", own=({"dim0": "-5", "row0": "x"},)),
+    Page("masks", ("text",), "layer", "head", own=({"mask": "bogus"}, {"pad_to": "99"}, {"blocked": "1,999"}),
          opens={"pad_to": {"mask": "padding"}, "blocked": {"mask": "custom"}}),
-    Page("positional", "Positional encoding", (), "pe_from", "pe_base",
+    Page("positional", (), "pe_from", "pe_base",
          own=({"pe_d": "5000", "pe_n": "0", "pe_dims": "1,9999", "pe_sim": "maybe"},)),
-    Page("architecture", "Architecture", ("text",), "layers", "heads", reads_model=False,
+    Page("architecture", ("text",), "layers", "heads",
          own=({"d_model": "100", "norm": "none", "seed": "1e9"},)),
-    Page("encoder-decoder", "Encoder-decoder", ("src", "tgt"), "layer", "head", reads_model=False,
+    Page("encoder-decoder", ("src", "tgt"), "layer", "head",
          own=({"head": "x", "heads": "3", "activation": "tanh"},)),
 ]
 PAGE_IDS = [p.path for p in PAGES]
 
 
 def open_page(page: Page, **params) -> AppTest:
-    return harness.open_page(page.path, page.title, **params)
+    return harness.open_page(page.path, **params)
+
+
+def test_every_page_of_the_registry_is_probed():
+    assert sorted(p.path for p in PAGES) == sorted(spec.path for spec in registry.PAGES)
 
 
 def markdown_sources(at: AppTest) -> list[str]:
@@ -207,7 +214,7 @@ def test_every_parameter_a_page_reads_is_a_link_key():
         tree = ast.parse(source.read_text())
         defaults = {arg.arg: default.value for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
                     for arg, default in zip(f.args.args[::-1], f.args.defaults[::-1])
-                    if isinstance(default, ast.Constant)}  # shared.sentence(name="text")
+                    if isinstance(default, ast.Constant)}  # pickers.sentence(name="text")
         for call in ast.walk(tree):
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "state"

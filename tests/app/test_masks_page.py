@@ -1,18 +1,16 @@
 """The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
 import json
 
-import numpy as np
-from streamlit.testing.v1 import AppTest
-
 import apptest_harness as harness
-
+import numpy as np
 from apptest_harness import plotly_array
+from streamlit.testing.v1 import AppTest
 
 T = 16  # tokens of the default sentence for all-MiniLM-L6-v2, [CLS] and [SEP] included
 
 
 def open_masks(**params) -> AppTest:
-    return harness.switch_to("masks.py", **params)
+    return harness.open_page("masks", **params)
 
 
 array = plotly_array
@@ -102,14 +100,14 @@ def test_url_state_is_restored_and_written_back():
 
 
 def test_moving_layer_and_head_runs_no_forward_pass():
-    from views import shared
+    from views import memory
 
     at = open_masks(mask="causal")
-    misses = shared.budget().misses
+    misses = memory.budget().misses
     at.slider[0].set_value(2).run()
     at.slider[1].set_value(5).run()
     assert not at.exception
-    assert shared.budget().misses == misses
+    assert memory.budget().misses == misses
 
 
 def test_long_text_shows_one_big_map_at_a_time():

@@ -1,22 +1,22 @@
-"""views.navigation: pages are built once per process, and every run gets its own copies."""
+"""views.navigation: pages are built once per process (per start page), and every run gets its own copies."""
 from types import SimpleNamespace
 
 from views import navigation
 
 
-def test_pages_are_built_once_and_each_run_gets_copies(monkeypatch):
-    monkeypatch.setattr(navigation, "_built", [])
+def test_pages_are_built_once_per_key_and_each_run_gets_copies(monkeypatch):
+    monkeypatch.setattr(navigation, "_built", {})
     calls = []
 
     def build():
         calls.append(1)
-        return [SimpleNamespace(url_path="a", _can_be_called=False), SimpleNamespace(url_path="b",
-                                                                                    _can_be_called=False)]
+        return [SimpleNamespace(url_path="a", marked=False), SimpleNamespace(url_path="b", marked=False)]
 
-    first, second = navigation.pages(build), navigation.pages(build)
+    first, second = navigation.pages(None, build), navigation.pages(None, build)
     assert len(calls) == 1
     assert [p.url_path for p in first] == [p.url_path for p in second] == ["a", "b"]
     # st.navigation marks the page a run may call: one session's mark must not reach another session's run
-    first[0]._can_be_called = True
-    assert second[0]._can_be_called is False
-    assert navigation.pages(build)[0]._can_be_called is False
+    first[0].marked = True
+    assert second[0].marked is False and navigation.pages(None, build)[0].marked is False
+    navigation.pages("b", build)  # another start page: its own pages
+    assert len(calls) == 2

@@ -2,19 +2,17 @@
 import json
 import math
 
+import apptest_harness as harness
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
-
-import apptest_harness as harness
-
 from apptest_harness import plotly_array
+from streamlit.testing.v1 import AppTest
 
 LABELS = ["d_model (width of the table)", "Number of positions", "First dimension shown", "Last dimension shown"]
 
 
 def open_positional(**params) -> AppTest:
-    return harness.switch_to("positional.py", **params)
+    return harness.open_page("positional", **params)
 
 
 array = plotly_array
@@ -46,10 +44,10 @@ def test_default_shows_sinusoidal_and_minilm_learned_positions():
 
 
 def test_learned_positions_are_the_models_weights():
-    from views import shared
+    from views import models
 
     at = open_positional(pe_d="384", pe_n="20", pe_from="0", pe_to="383")
-    weight = shared.loaded_model(shared.Choice("minilm")).model.embeddings.position_embeddings.weight
+    weight = models.loaded_model(models.Choice("minilm")).model.embeddings.position_embeddings.weight
     np.testing.assert_allclose(array(figures(at)[1]["data"][0]["z"]), weight[:20].detach().numpy(), atol=1e-6)
 
 

@@ -5,14 +5,14 @@ import torch
 
 from model.sources import RandomConfig
 from tests.identical import assert_identical
-from views import shared
+from views import model_thread, models, runs
 from views.cache import nbytes
 
-BERT_BASE = shared.Choice("random", RandomConfig(768, 12, 12, 3072))
+BERT_BASE = models.Choice("random", RandomConfig(768, 12, 12, 3072))
 
 
 def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
-    run = shared.compute_run(BERT_BASE, "the " * 126)
+    run = runs.compute_run(BERT_BASE, "the " * 126)
     assert len(run.tokens) == 128 and run.attentions.shape == (12, 12, 128, 128)
     size = nbytes(run)
     # 12 x 12 x 128 x 128 probabilities + 12 x 128 x 768 layer inputs, float32, and 128 padding flags
@@ -20,13 +20,13 @@ def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
     assert size < 15e6
 
 
-@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask("causal+padding", pad_to=14),
-                                  shared.Mask("custom", blocked=(2, 3))])
+@pytest.mark.parametrize("mask", [runs.Mask(), runs.Mask("causal+padding", pad_to=14),
+                                  runs.Mask("custom", blocked=(2, 3))])
 def test_recomputed_details_equal_a_full_recorded_pass(mask):
     text = "Attention is what the visualizer shows"
-    run = shared.compute_run(shared.Choice("minilm"), text, mask)
-    loaded = shared.loaded_model(shared.Choice("minilm"))
-    attention_mask, attn_mask = shared.model_masks(mask, run.padding)
+    run = runs.compute_run(models.Choice("minilm"), text, mask)
+    loaded = models.loaded_model(models.Choice("minilm"))
+    attention_mask, attn_mask = runs.model_masks(mask, run.padding)
     assert (attention_mask is None) == (mask.kind != "causal+padding")  # the padded case is padded
     with torch.inference_mode():
         full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
@@ -42,13 +42,13 @@ def test_recomputed_details_equal_a_full_recorded_pass(mask):
     assert not run.attentions.flags.writeable
 
 
-@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask("causal")])
+@pytest.mark.parametrize("mask", [runs.Mask(), runs.Mask("causal")])
 def test_a_pre_ln_runs_output_is_the_final_norm_of_its_last_layer(mask):
     """The pass does not compute the stack's output; run.trace.output recomputes it, final norm included."""
-    choice = shared.Choice("random", RandomConfig(32, 4, 3, 64, norm_first=True))
-    run = shared.compute_run(choice, "a pre-LN stack ends with one more norm", mask)
-    model = shared.loaded_model(choice).model
-    attention_mask, attn_mask = shared.model_masks(mask, run.padding)
+    choice = models.Choice("random", RandomConfig(32, 4, 3, 64, norm_first=True))
+    run = runs.compute_run(choice, "a pre-LN stack ends with one more norm", mask)
+    model = models.loaded_model(choice).model
+    attention_mask, attn_mask = runs.model_masks(mask, run.padding)
     with torch.inference_mode():
         full = model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
     assert run.hidden.shape == (3, len(run.ids), 32)  # each layer's input, not the output
@@ -58,23 +58,23 @@ def test_a_pre_ln_runs_output_is_the_final_norm_of_its_last_layer(mask):
 
 @pytest.mark.parametrize("raw, expected", [("", None), ("1", 1), (" 2 ", 2)])
 def test_torch_threads_setting(raw, expected):
-    assert shared.torch_threads({"ATTNVIZ_TORCH_THREADS": raw}) == expected
-    assert shared.torch_threads({}) is None
+    assert model_thread.torch_threads({"ATTNVIZ_TORCH_THREADS": raw}) == expected
+    assert model_thread.torch_threads({}) is None
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "two", "1.5"])
 def test_a_bad_torch_threads_setting_is_refused_with_its_name(raw):
     with pytest.raises(ValueError, match="ATTNVIZ_TORCH_THREADS"):
-        shared.torch_threads({"ATTNVIZ_TORCH_THREADS": raw})
+        model_thread.torch_threads({"ATTNVIZ_TORCH_THREADS": raw})
 
 
 def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
     before = torch.get_num_threads()
     monkeypatch.setenv("ATTNVIZ_TORCH_THREADS", "1")
-    fresh = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=77))  # a model this process has not loaded
+    fresh = models.Choice("random", RandomConfig(32, 2, 1, 64, seed=77))  # a model this process has not loaded
     try:
         torch.set_num_threads(2)
-        shared.loaded_model(fresh)
+        models.loaded_model(fresh)
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
@@ -91,13 +91,13 @@ def test_passes_from_fresh_threads_run_on_the_same_long_lived_model_threads():
         seen.append((threading.get_ident(), threading.current_thread().name, torch.is_inference_mode_enabled()))
         return len(seen)
 
-    callers = [threading.Thread(target=shared.on_model_thread, args=(where,)) for _ in range(6)]
+    callers = [threading.Thread(target=model_thread.on_model_thread, args=(where,)) for _ in range(6)]
     for t in callers:  # one after the other, as reruns that do not overlap
         t.start()
         t.join()
     assert len(seen) == 6 and all(inference for _, _, inference in seen)
     assert all(name.startswith("attnviz-model") for _, name, _ in seen)
-    assert len({ident for ident, _, _ in seen}) <= shared._model_threads()._max_workers
+    assert len({ident for ident, _, _ in seen}) <= model_thread.workers()
     assert not {ident for ident, _, _ in seen} & {t.ident for t in callers}
 
 
@@ -106,8 +106,8 @@ def test_an_error_on_a_model_thread_reaches_the_caller():
         raise RuntimeError("checkpoint unreadable")
 
     with pytest.raises(RuntimeError, match="checkpoint unreadable"):
-        shared.on_model_thread(broken)
-    assert shared.on_model_thread(lambda a, b: a + b, 2, 3) == 5  # the thread is still there
+        model_thread.on_model_thread(broken)
+    assert model_thread.on_model_thread(lambda a, b: a + b, 2, 3) == 5  # the thread is still there
 
 
 def test_only_a_long_pass_shows_a_spinner(monkeypatch):
@@ -122,36 +122,36 @@ def test_only_a_long_pass_shows_a_spinner(monkeypatch):
         shown.append(text)
         yield
 
-    monkeypatch.setattr(shared.st, "spinner", spinner)
-    assert shared.on_model_thread(lambda: "quick") == "quick" and shown == []
-    assert shared.on_model_thread(lambda: time.sleep(shared.SPINNER_AFTER + 0.2) or "slow") == "slow"
+    monkeypatch.setattr(model_thread.st, "spinner", spinner)
+    assert model_thread.on_model_thread(lambda: "quick") == "quick" and shown == []
+    assert model_thread.on_model_thread(lambda: time.sleep(model_thread.SPINNER_AFTER + 0.2) or "slow") == "slow"
     assert shown == ["Running the model…"]
 
 
 def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monkeypatch):
     """The default model traces here, so a class's passes run without the GIL between operations; a mask (or
     padding) is not in the traced graph and takes the eager pass, which still records the mask."""
-    choice = shared.Choice("minilm")
-    compiled = shared.compiling(choice).wait()
-    assert compiled is not None and shared.compiling(choice).ready() is compiled
+    choice = models.Choice("minilm")
+    compiled = models.compiling(choice).wait()
+    assert compiled is not None and models.compiling(choice).ready() is compiled
     calls = []
     monkeypatch.setattr(compiled, "_graph", lambda ids, graph=compiled._graph: calls.append(ids) or graph(ids))
-    plain = shared.compute_run(choice, "a sentence no other test runs, compiled")
+    plain = runs.compute_run(choice, "a sentence no other test runs, compiled")
     assert len(calls) == 1 and plain.mask is None
-    masked = shared.compute_run(choice, "a sentence no other test runs, compiled", shared.Mask("causal"))
+    masked = runs.compute_run(choice, "a sentence no other test runs, compiled", runs.Mask("causal"))
     assert len(calls) == 1 and masked.mask is not None
     assert not (plain.attentions == masked.attentions).all()
 
 
 def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next(monkeypatch):
-    monkeypatch.setattr(shared, "_random_traces", 0)
-    choice = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=7))  # a model no other test builds
-    assert shared.compiling(choice).ready() is None
-    first = shared.compute_run(choice, "the first pass of a new model")
-    assert shared.compiling(choice).started
-    compiled = shared.compiling(choice).wait()  # started by that first pass
+    monkeypatch.setattr(model_thread, "random_traces", 0)
+    choice = models.Choice("random", RandomConfig(32, 2, 1, 64, seed=7))  # a model no other test builds
+    assert models.compiling(choice).ready() is None
+    first = runs.compute_run(choice, "the first pass of a new model")
+    assert models.compiling(choice).started
+    compiled = models.compiling(choice).wait()  # started by that first pass
     assert compiled is not None
-    again = shared.compute_run(choice, "the first pass of a new model")  # compiled now: the same bits
+    again = runs.compute_run(choice, "the first pass of a new model")  # compiled now: the same bits
     assert (first.attentions == again.attentions).all() and (first.hidden == again.hidden).all()
 
 
@@ -163,18 +163,18 @@ def test_a_compiled_pass_that_fails_its_first_call_is_not_used(monkeypatch):
             raise RuntimeError("graph cannot run")
 
     monkeypatch.setattr(model.compiled, "compiled_pass", lambda m, n: Broken())
-    choice = shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=8))  # a model no other test builds
-    first = shared.compute_run(choice, "a model whose graph fails")
-    assert shared.compiling(choice).wait() is None
-    again = shared.compute_run(choice, "a model whose graph fails, again")  # eager, no error
+    choice = models.Choice("random", RandomConfig(32, 2, 1, 64, seed=8))  # a model no other test builds
+    first = runs.compute_run(choice, "a model whose graph fails")
+    assert models.compiling(choice).wait() is None
+    again = runs.compute_run(choice, "a model whose graph fails, again")  # eager, no error
     assert again.attentions.shape[0] == first.attentions.shape[0] == 1
 
 
 def test_random_models_from_links_are_traced_only_a_few_times_per_process(monkeypatch):
     """torch.jit.trace keeps about 0.9 MB per layer for good: a visitor's links must not add up."""
-    monkeypatch.setattr(shared, "_random_traces", shared.MAX_TRACED_RANDOM - 1)
-    first, second = (shared.Choice("random", RandomConfig(32, 2, 1, 64, seed=seed)) for seed in (301, 302))
-    shared.compute_run(first, "traced: the last one allowed")
-    shared.compute_run(second, "not traced: runs eagerly, the same numbers")
-    assert shared.compiling(first).started and not shared.compiling(second).started
-    assert shared.may_trace(shared.Choice("minilm"))  # the operator's checkpoints always are
+    monkeypatch.setattr(model_thread, "random_traces", model_thread.MAX_TRACED_RANDOM - 1)
+    first, second = (models.Choice("random", RandomConfig(32, 2, 1, 64, seed=seed)) for seed in (301, 302))
+    runs.compute_run(first, "traced: the last one allowed")
+    runs.compute_run(second, "not traced: runs eagerly, the same numbers")
+    assert models.compiling(first).started and not models.compiling(second).started
+    assert model_thread.may_trace(models.Choice("minilm"))  # the operator's checkpoints always are

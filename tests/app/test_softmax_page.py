@@ -2,16 +2,15 @@
 import json
 import math
 
+import apptest_harness as harness
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import apptest_harness as harness
-
-from views import shared
+from views import memory
 
 
 def run(**params) -> AppTest:
-    return harness.switch_to("softmax.py", **params)
+    return harness.open_page("softmax", **params)
 
 
 def charts(at) -> list[dict]:
@@ -75,14 +74,14 @@ def test_temperature_sharpens_or_flattens(scale, sharper):
 
 def test_moving_query_head_or_scale_does_not_rerun_the_model():
     at = run(text="No wasted work here", layer="1")
-    misses, forward = shared.budget().misses, shared.COMPUTED["forward"]
+    misses, forward = memory.budget().misses, memory.COMPUTED["forward"]
     at.selectbox(key="query").set_value(3).run()
     at.slider(key="head").set_value(5).run()
     at.radio(key="scale").set_value("4").run()
     assert not at.exception
-    assert shared.budget().misses == misses  # not even one layer recomputed
+    assert memory.budget().misses == misses  # not even one layer recomputed
     at.text_area(key="text").set_value("A new sentence runs the model once").run()
-    assert shared.COMPUTED["forward"] == forward + 1  # the counter is live: a new text is one forward pass
+    assert memory.COMPUTED["forward"] == forward + 1  # the counter is live: a new text is one forward pass
 
 
 def test_512_tokens_stay_light():

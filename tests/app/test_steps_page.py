@@ -2,18 +2,17 @@
 import base64
 import json
 
+import apptest_harness as harness
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-import apptest_harness as harness
-
-from views import shared
+from views import memory, models, runs
 
 TEXT = "The cat sat on the mat"  # [CLS] the cat sat on the mat [SEP]: T = 8
 
 
 def run(**params) -> AppTest:
-    return harness.switch_to("steps.py", **params)
+    return harness.open_page("steps", **params)
 
 
 def specs(at) -> list[dict]:
@@ -55,7 +54,7 @@ def test_layer_0_walks_from_embeddings_to_the_ffn():
 def test_charts_hold_the_traced_numbers():
     at = run(text=TEXT, layer="1", head="3")
     assert not at.exception
-    r = shared.run(shared.Choice("minilm"), TEXT)
+    r = runs.run(models.Choice("minilm"), TEXT)
     a = r.attention(1)
     by_title = dict(zip([lab.split("**")[1] for lab in shapes(at)], specs(at)))
     np.testing.assert_allclose(z_of(by_title["Q (head 3)"]), a.q[0, 3].numpy(), rtol=1e-6)
@@ -105,16 +104,16 @@ def test_url_state_is_restored_and_written_back():
 
 def test_moving_layer_or_head_does_not_rerun_the_model():
     at = run(text="No forward pass on a slider move")
-    before = dict(shared.COMPUTED)
+    before = dict(memory.COMPUTED)
     at.slider(key="layer").set_value(3).run()  # recomputes layer 3 alone, from its cached input
     at.slider(key="head").set_value(9).run()
     at.slider(key="layer").set_value(0).run()  # layer 0 was computed on arrival
     at.slider(key="layer").set_value(3).run()  # cached now
     assert not at.exception
-    assert shared.COMPUTED["forward"] == before["forward"]
-    assert shared.COMPUTED["layer"] == before["layer"] + 1
+    assert memory.COMPUTED["forward"] == before["forward"]
+    assert memory.COMPUTED["layer"] == before["layer"] + 1
     at.text_area(key="text").set_value("Another sentence").run()
-    assert shared.COMPUTED["forward"] == before["forward"] + 1
+    assert memory.COMPUTED["forward"] == before["forward"] + 1
 
 
 def test_512_tokens_show_a_window_and_stay_under_3_mb():

@@ -21,6 +21,7 @@ from bench.servers import spawn
 from model.positional import sinusoidal_table
 from model.sources import packaged_model_dir
 from tests.e2e.streamlit_browser import TIMEOUT, count_runs, download, wait_runs
+from views.registry import MODEL, PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "Hello attention maps"
@@ -54,8 +55,8 @@ SOURCES = {s.name: s for s in (
     Source("random-sinusoidal", {**RANDOM, "positional": "sinusoidal"}, "Random Transformer", "png"),
     Source("dir", {"model": f"dir:{TINY_BERT}"}, f"{TINY_BERT} (server directory)", "svg"),
 )}
-PICKER_PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional"]  # pages with the model picker
-RANDOM_PAGES = ["architecture", "encoder-decoder"]  # their own random model: only its positions vary
+PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
+RANDOM_PAGES = [spec.path for spec in PAGES if MODEL not in spec.needs]  # own random model: its positions vary
 CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES]
          + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")])
 

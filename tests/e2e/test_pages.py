@@ -4,8 +4,10 @@ from urllib.parse import quote
 
 import pytest
 
+from views.registry import PAGES as REGISTRY
+
 CHART = ".js-plotly-plot .main-svg"
-PAGES = ["", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
+PAGES = ["" if spec.default else spec.path for spec in REGISTRY]  # the default page at /
 TIMEOUT = 90_000
 
 

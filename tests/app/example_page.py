@@ -1,0 +1,12 @@
+"""The README's example page, verbatim: what a new page is (tests/app/test_registry.py adds it to the registry)."""
+import numpy as np
+import streamlit as st
+
+from views import state
+from views.frame import Page
+
+
+def view(page: Page) -> None:
+    layer = state.int_slider("Layer", "layer", 0, page.run.num_layers - 1, 0)  # bound to ?layer=
+    p = page.run.attentions[layer]  # (heads, T, T), read-only, shared by every session
+    st.bar_chart(-(p * np.log(p + 1e-12)).sum(-1).mean(-1))  # mean entropy per head

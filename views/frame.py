@@ -1,0 +1,65 @@
+"""The page frame: what every page shares, done once. A page module holds only what is particular to it.
+
+render(spec) draws the title and caption from the registry, the page's intro(), the sidebar (the model picker when
+the page needs a model, the charts' download format), the text box, and the forward pass, then calls the page's
+view(page) with what it asked for. A failure to load a model or to run it is a plain message on the page, and the
+page stops there (views/errors.py); every widget is bound to the URL (views/state.py).
+"""
+import importlib
+from dataclasses import dataclass
+from functools import partial
+
+import streamlit as st
+
+from views import pickers, runs, state
+from views.errors import or_stop
+from views.models import Choice, loaded_model
+from views.registry import MODEL, RUN, TEXT, PageSpec, by_path
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the frame hands a page's view(): its registry entry, and what it needs, already picked and run."""
+
+    spec: PageSpec
+    choice: Choice | None = None  # needs "model"
+    text: str | None = None  # needs "text"
+    run: runs.Run | None = None  # needs "run": the pass of choice on text, no mask
+
+    def model(self, choice: Choice | None = None):
+        """The loaded model (model.sources.LoadedModel) of choice (default: the page's), or a message and a stop."""
+        return or_stop("The model", loaded_model, choice or self.choice)
+
+
+def streamlit_page(spec: PageSpec, default: bool = False):
+    """The st.Page of a registry entry (app.py's navigation; st.page_link, which finds a page by its URL path)."""
+    return st.Page(partial(render, spec), title=spec.title, icon=spec.icon, url_path=spec.path, default=default)
+
+
+def link_to(path: str):
+    """What st.page_link takes to link the page at /path (a registry path)."""
+    return streamlit_page(by_path(path))
+
+
+def render(spec: PageSpec) -> None:
+    """Draw the page `spec` (st.Page calls this, one page per registry entry)."""
+    module = importlib.import_module(spec.module)
+    st.title(spec.title)
+    st.caption(spec.caption)
+    intro = getattr(module, "intro", None)
+    if intro is not None:
+        intro()
+    choice = pickers.model_choice() if MODEL in spec.needs else None
+    pickers.chart_format()
+    if TEXT in spec.needs:
+        _below_the_sidebar(spec, module.view, choice)
+    else:
+        module.view(Page(spec, choice))
+
+
+@state.fragment
+def _below_the_sidebar(spec: PageSpec, view, choice: Choice | None) -> None:
+    """The text box, the pass and the page: typing or moving a slider reruns only this part (not the sidebar)."""
+    text = pickers.sentence()
+    run = runs.run(choice, text) if RUN in spec.needs else None
+    view(Page(spec, choice, text, run))

@@ -1,0 +1,74 @@
+"""Every page of the app, declared once: app.py's navigation, the page frame, the tests and the README read this.
+
+Adding a page is one entry here and one module in views/ with a `view(page)` function (views/frame.py says what
+`page` holds). `needs` says what the frame draws and computes before it calls the page:
+
+- "model": the model picker in the sidebar (and a random model's settings); `page.choice`
+- "text": the sentence box, bound to ?text=; the page stops with a hint while it is empty; `page.text`
+- "run": the forward pass of that model on that text (needs the other two); `page.run`
+
+With "text", the text box and everything below it are one fragment: typing or moving a slider reruns only that
+part of the page, not the sidebar. A module may also define `intro()`, drawn under the caption before the text box.
+"""
+from dataclasses import dataclass
+
+MODEL, TEXT, RUN = "model", "text", "run"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str  # URL path: /<path>?...; the default page is also served at /
+    title: str
+    icon: str  # a Material Symbol, which Streamlit ships: shown offline, without emoji fonts
+    module: str  # the page's module, with view(page) and optionally intro()
+    caption: str  # one or two sentences under the title: what the page shows
+    needs: frozenset[str] = frozenset()
+    default: bool = False
+
+
+_ALL = frozenset({MODEL, TEXT, RUN})
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("heatmap", "Attention heatmap", ":material/grid_on:", "views.heatmap",
+             "Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
+             "Every row sums to 1.", _ALL, default=True),
+    PageSpec("all-heads", "All heads", ":material/apps:", "views.all_heads",
+             "Every layer (rows) × every head (columns) at once, each tile a query × key attention map. "
+             "Pick a head below, or click its tile, to look at it large.", _ALL),
+    PageSpec("softmax", "Softmax rows", ":material/bar_chart:", "views.softmax",
+             "One query token's row of attention, step by step: the dot products with every key, scaled, "
+             "masked, and turned into probabilities that sum to 1.", _ALL),
+    PageSpec("steps", "Step by step", ":material/stairs:", "views.steps",
+             "One encoder layer, one head, every tensor on the way: each heatmap is tokens (rows) by dimensions or "
+             "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale.", _ALL),
+    PageSpec("masks", "Masks", ":material/filter_alt:", "views.masks",
+             "A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
+             "the attention under it, and how it differs from the attention without a mask.", _ALL),
+    PageSpec("positional", "Positional encoding", ":material/waves:", "views.positional",
+             "Attention itself does not know the order of the tokens: each token's vector gets a position "
+             "vector added. The original Transformer uses fixed sines and cosines; BERT learns one vector per "
+             "position.", frozenset({MODEL})),
+    PageSpec("architecture", "Architecture", ":material/account_tree:", "views.architecture",
+             "What the Transformer is made of: the parameters and the matrix-multiply FLOPs of every module, "
+             "by the textbook's formulas checked against PyTorch, and the shape of every tensor for your sentence.",
+             frozenset({TEXT})),
+    PageSpec("encoder-decoder", "Encoder-decoder", ":material/translate:", "views.encoder_decoder",
+             "The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
+             "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention)."),
+)
+
+
+def by_path(path: str) -> PageSpec:
+    """The page at /path (KeyError if there is none)."""
+    for spec in PAGES:
+        if spec.path == path:
+            return spec
+    raise KeyError(path)
+
+
+def by_module(module: str) -> PageSpec:
+    """The page a module draws (KeyError if it is not a page)."""
+    for spec in PAGES:
+        if spec.module == module:
+            return spec
+    raise KeyError(module)
