@@ -157,7 +157,9 @@ def url_params() -> dict[str, str]:
     return {**st.query_params.to_dict(), **(getattr(_writes, "pending", None) or {})}
 
 
-def _finish(name: str, dump: Callable[[object], str]) -> object:
+def write_back(name: str, dump: Callable[[object], str]) -> object:
+    """The widget `name`'s value, kept for other pages and written to the link as dump(value) (batched inside
+    url_writes())."""
     value = st.session_state[name]
     st.session_state[_KEEP + name] = value
     text = dump(value)
@@ -179,14 +181,14 @@ def int_slider(label: str, name: str, low: int, high: int, default: int, contain
         st.session_state[name] = low
     else:
         container.slider(label, low, high, key=name, **kwargs)
-    return _finish(name, str)
+    return write_back(name, str)
 
 
 def float_slider(label: str, name: str, low: float, high: float, default: float, container=st, **kwargs) -> float:
     _start(name, default, float, lambda v: isinstance(v, float) and low <= v <= high,
            f"it must be a number from {low} to {high}")
     container.slider(label, low, high, key=name, **kwargs)
-    return _finish(name, lambda v: f"{v:g}")
+    return write_back(name, lambda v: f"{v:g}")
 
 
 def choice(label: str, name: str, options: Sequence, default, container=st, widget="selectbox", **kwargs):
@@ -199,14 +201,14 @@ def choice(label: str, name: str, options: Sequence, default, container=st, widg
     getattr(container, widget)(label, options, key=name, **kwargs)
     if st.session_state[name] is None:  # a segmented control can be cleared
         st.session_state[name] = default
-    return _finish(name, str)
+    return write_back(name, str)
 
 
 def toggle(label: str, name: str, default: bool = False, container=st, **kwargs) -> bool:
     _start(name, default, lambda raw: {"1": True, "true": True, "0": False, "false": False}[raw.lower()],
            lambda v: isinstance(v, bool), "use 1 or 0")
     container.toggle(label, key=name, **kwargs)
-    return _finish(name, lambda v: "1" if v else "0")
+    return write_back(name, lambda v: "1" if v else "0")
 
 
 def int_list(label: str, name: str, options: Sequence[int], format_func, container=st, default=(),
@@ -216,7 +218,7 @@ def int_list(label: str, name: str, options: Sequence[int], format_func, contain
     _start(name, list(default), lambda raw: [int(x) for x in raw.split(",") if x.strip()],
            lambda v: isinstance(v, list) and all(x in options for x in v), "pick from the tokens shown")
     container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
-    return _finish(name, lambda v: ",".join(map(str, v)))
+    return write_back(name, lambda v: ",".join(map(str, v)))
 
 
 def text(label: str, name: str, default: str, max_chars: int, container=st, area: bool = True, **kwargs) -> str:
@@ -231,7 +233,7 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
     (container.text_area if area else container.text_input)(label, key=name, max_chars=max_chars, **kwargs)
     value = st.session_state[name]
     if len(quote(value, safe="")) <= LINK_TEXT_BYTES:
-        return _finish(name, str)
+        return write_back(name, str)
     st.session_state[_KEEP + name] = value
     pending = getattr(_writes, "pending", None)
     if pending is not None:

@@ -38,5 +38,11 @@ def plotly_array(value) -> np.ndarray:
     return np.asarray(value)
 
 
+def link_value(at: AppTest, name: str) -> str | None:
+    """The value of ?name= in the link the page wrote (None if it has none)."""
+    value = at.query_params.get(name)
+    return value[-1] if isinstance(value, list) else value
+
+
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

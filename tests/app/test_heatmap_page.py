@@ -1,8 +1,7 @@
-"""The app loads in Streamlit's AppTest: default state, URL state, bad input."""
+"""The heatmap page (the default, at /) in Streamlit's AppTest: the map, its sliders, the link, the cache."""
 import json
 
-import pytest
-from apptest_harness import APP, TIMEOUT
+from apptest_harness import APP, TIMEOUT, link_value
 from streamlit.testing.v1 import AppTest
 
 
@@ -36,22 +35,7 @@ def test_url_state_is_restored_and_written_back():
     assert at.text_area[0].value == "Hello students"
     assert at.slider[0].value == 3 and at.slider[1].value == 7
     at.slider[0].set_value(4).run()
-    assert at.query_params["layer"] == ["4"] or at.query_params["layer"] == "4"
-
-
-def test_a_page_stopped_at_an_empty_text_still_writes_the_link():
-    at = run(text="   ")
-    assert any("Type a sentence" in i.value for i in at.info) and not at.get("plotly_chart")
-    assert "model" in at.query_params and "img" in at.query_params  # what it had drawn before the stop
-
-
-@pytest.mark.parametrize("fmt", ["png", "svg"])
-def test_chart_toolbar_downloads_the_chosen_format(fmt):
-    at = run(img=fmt)
-    assert not at.exception
-    config = json.loads(at.get("plotly_chart")[0].proto.config)
-    assert config["toImageButtonOptions"]["format"] == fmt
-    assert config["displaylogo"] is False
+    assert link_value(at, "layer") == "4"
 
 
 def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_the_cache():
@@ -69,24 +53,3 @@ def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_th
     assert memory.COMPUTED["forward"] == forward
     at.text_area[0].input("A new sentence").run()  # a new sentence is one pass
     assert memory.COMPUTED["forward"] == forward + 1
-
-
-def test_the_model_picker_says_which_models_are_missing_and_why(monkeypatch):
-    import dataclasses
-
-    from model import sources
-    from views import models
-
-    real = sources.list_sources()
-    missing = dataclasses.replace(real[0], key="hf:absent", label="Absent BERT", available=False,
-                                  reason="not in the local Hugging Face cache (/nowhere)")
-    monkeypatch.setattr(sources, "list_sources", lambda: [*real, missing])
-    models.sources.clear()  # cached for a minute per process
-    try:
-        at = run()
-        assert not at.exception
-        picker = at.sidebar.selectbox[0]
-        assert picker.label == "Model" and "Absent BERT" not in picker.options
-        assert "**Absent BERT**: not in the local Hugging Face cache (/nowhere)" in picker.help
-    finally:
-        models.sources.clear()

@@ -62,10 +62,18 @@ def test_every_page_of_the_registry_is_probed():
     assert sorted(p.path for p in PAGES) == sorted(spec.path for spec in registry.PAGES)
 
 
+def elements(block) -> list:
+    """Every element under an AppTest block (at.main, at.sidebar), depth first."""
+    children = getattr(block, "children", None)
+    if children is None:
+        return [block]
+    return [block] + [e for child in children.values() for e in elements(child)]
+
+
 def markdown_sources(at: AppTest) -> list[str]:
     """Every text the page sends that Streamlit renders as Markdown: bodies, labels, help, radio options."""
     sources = []
-    for node in at._tree:
+    for node in elements(at.main) + elements(at.sidebar):
         proto = getattr(node, "proto", None)
         if proto is None or node.type == "html":  # the app's own script (views.lone_surrogates)
             continue

@@ -4,7 +4,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.app.apptest_harness import open_page
+from tests.app.apptest_harness import link_value, open_page
 from views.state import LINK_TEXT_BYTES
 
 LONG_CHINESE = "我有一只猫" * 4_000  # 20,000 characters: the app's own text limit, 180 KB in a link
@@ -13,10 +13,6 @@ LONG_CHINESE = "我有一只猫" * 4_000  # 20,000 characters: the app's own tex
 def link_length(at) -> int:
     return len("&".join(f"{k}={quote(str(v), safe='')}" for k, v in at.query_params.items()))
 
-
-def param(at, name: str) -> str | None:
-    value = at.query_params.get(name)
-    return value[-1] if isinstance(value, list) else value
 
 
 @pytest.mark.parametrize("page, title, box", [("heatmap", "Attention heatmap", "text_area"),
@@ -27,10 +23,10 @@ def test_a_text_too_long_for_a_link_is_left_out_of_it_with_a_notice(page, title,
     assert not at.exception
     assert getattr(at, box)[0].value == LONG_CHINESE  # the page still reads the whole text
     assert LONG_CHINESE[:50] not in "".join(map(str, at.query_params.values()))
-    assert param(at, "layer") == "1" and link_length(at) < 2 * LINK_TEXT_BYTES + 500
+    assert link_value(at, "layer") == "1" and link_length(at) < 2 * LINK_TEXT_BYTES + 500
     assert any("too long for the page's link" in w.value for w in at.warning)
     getattr(at, box)[0].input("我有一只猫").run()  # short again: back in the link, no notice
-    assert "我有一只猫" in {param(at, "text"), param(at, "src")}
+    assert "我有一只猫" in {link_value(at, "text"), link_value(at, "src")}
     assert not any("too long for the page's link" in w.value for w in at.warning)
 
 
@@ -38,4 +34,4 @@ def test_a_text_just_under_the_limit_stays_in_the_link():
     text = "a" * LINK_TEXT_BYTES
     at = open_page("heatmap", "Attention heatmap")
     at.text_area[0].input(text).run()
-    assert param(at, "text") == text
+    assert link_value(at, "text") == text

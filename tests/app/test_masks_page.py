@@ -20,10 +20,6 @@ def charts(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
 
 
-def param(at: AppTest, name: str) -> str:
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
-
 
 def test_default_is_a_causal_mask_with_three_charts():
     at = open_masks()
@@ -95,7 +91,7 @@ def test_url_state_is_restored_and_written_back():
     assert at.text_area[0].value == "Masks hide keys"
     assert [at.slider[0].value, at.slider[1].value] == [4, 9]
     at.segmented_control[0].set_value("causal").run()
-    assert not at.exception and param(at, "mask") == "causal"
+    assert not at.exception and harness.link_value(at, "mask") == "causal"
     assert array(charts(at)[0]["z"]).sum() == 5 * 4 / 2  # "[CLS] masks hide keys [SEP]": 5 tokens
 
 

@@ -3,6 +3,7 @@ details recomputed from them equal to a full recorded forward pass."""
 import pytest
 import torch
 
+from model.compiled import CompiledPass
 from model.sources import RandomConfig
 from tests.identical import assert_identical
 from views import model_thread, models, runs
@@ -135,7 +136,8 @@ def test_unmasked_runs_take_the_compiled_pass_and_masked_runs_the_eager_one(monk
     compiled = models.compiling(choice).wait()
     assert compiled is not None and models.compiling(choice).ready() is compiled
     calls = []
-    monkeypatch.setattr(compiled, "_graph", lambda ids, graph=compiled._graph: calls.append(ids) or graph(ids))
+    call = CompiledPass.__call__
+    monkeypatch.setattr(CompiledPass, "__call__", lambda self, ids: calls.append(ids) or call(self, ids))
     plain = runs.compute_run(choice, "a sentence no other test runs, compiled")
     assert len(calls) == 1 and plain.mask is None
     masked = runs.compute_run(choice, "a sentence no other test runs, compiled", runs.Mask("causal"))

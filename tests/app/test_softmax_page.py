@@ -22,10 +22,6 @@ def metric(at, label: str) -> float:
     return float(value.split()[0])
 
 
-def param(at, name: str) -> str:
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
-
 
 def test_default_page_shows_four_bar_charts_and_the_comparison():
     at = run()
@@ -57,7 +53,7 @@ def test_url_state_is_restored_and_written_back():
     assert at.selectbox(key="query").value == 2
     assert at.radio(key="scale").value == "none"
     at.selectbox(key="query").set_value(4).run()
-    assert param(at, "query") == "4" and param(at, "text") == "The cat sat on the mat"
+    assert harness.link_value(at, "query") == "4" and harness.link_value(at, "text") == "The cat sat on the mat"
 
 
 @pytest.mark.parametrize("scale, sharper", [("4", True), ("none", True), ("0.25", False), ("0.5", False)])

@@ -29,10 +29,6 @@ def z_of(spec: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
 
 
-def param(at, name: str) -> str:
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
-
 
 def test_layer_0_walks_from_embeddings_to_the_ffn():
     at = run(text=TEXT, head="2")
@@ -99,7 +95,7 @@ def test_url_state_is_restored_and_written_back():
     assert (at.slider(key="layer").value, at.slider(key="head").value, at.slider(key="dim0").value) == (2, 5, 100)
     assert any("dimensions 100–163 of 384" in c.value for c in at.caption)
     at.slider(key="head").set_value(6).run()
-    assert param(at, "head") == "6" and param(at, "dim0") == "100"
+    assert harness.link_value(at, "head") == "6" and harness.link_value(at, "dim0") == "100"
 
 
 def test_moving_layer_or_head_does_not_rerun_the_model():

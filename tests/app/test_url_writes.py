@@ -35,7 +35,7 @@ def st(monkeypatch):
 def write(st, **values):
     for name, value in values.items():
         st.session_state[name] = value
-        state._finish(name, str)
+        state.write_back(name, str)
 
 
 def test_writes_inside_a_block_are_one_message_with_only_what_changed(st):
