@@ -22,6 +22,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
 
 
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Send `sig` to a running process and wait for it; killed if it outlives 10 s."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -66,13 +77,7 @@ class Server:
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Send `sig` (SIGKILL: a crash) and wait for the process; killed if it outlives 10 s."""
-        if self.alive:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, sig)
 
 
 def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2) -> Server:

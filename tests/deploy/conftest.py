@@ -1,16 +1,22 @@
-"""The fixtures of tests/deploy/test_proxy.py: three `streamlit run app.py` replicas on loopback, Debian's
-nginx in front of them with deploy/nginx.conf (bench/proxy.py), and Chromium. Module scope: each module
-that asks gets its own, since test_proxy.py kills a replica on purpose."""
+"""The fixtures of tests/deploy: compose.yaml parsed; and for test_proxy.py three `streamlit run app.py` replicas
+on loopback, Debian's nginx in front of them with deploy/nginx.conf (bench/proxy.py), and Chromium. Module scope:
+each module that asks gets its own, since test_proxy.py kills a replica on purpose."""
 import contextlib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.proxy import Proxy
 from bench.servers import chromium, start
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICAS = 3
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load((ROOT / "compose.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
