@@ -5,7 +5,7 @@ Reported per run: server health answering, first chart drawn, and the heaviest t
 before health (paid by every start) and between health and the chart (paid by the first visitor),
 read from `python -X importtime`. Budget (issue 5): first chart under 10 s with the default model.
 
-    .venv/bin/python bench/coldstart.py [--runs 3] [--app app.py] [--path ""]
+    .venv/bin/python bench/coldstart.py [--runs 3]
 """
 import argparse
 import os
@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.servers import chromium, free_port  # noqa: E402
+
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$")
 
 
@@ -34,14 +35,14 @@ def top_level_imports(lines: list[str]) -> list[tuple[float, str]]:
     return sorted(found, reverse=True)
 
 
-def one_start(browser, app: str, path: str) -> dict:
+def one_start(browser) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile("w+") as log:
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "streamlit", "run", app, "--server.port",
-                                 str(port), "--server.address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "streamlit", "run", "app.py",
+                                 "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         try:
             while True:
                 try:
@@ -56,7 +57,7 @@ def one_start(browser, app: str, path: str) -> dict:
             at_health = log.tell()
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
-            page.goto(f"{url}/{path}")
+            page.goto(url)
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
             chart = time.perf_counter() - start
             context.close()
@@ -73,16 +74,14 @@ def one_start(browser, app: str, path: str) -> dict:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--app", default="app.py")
-    parser.add_argument("--path", default="", help="the page's url path (default: the landing page)")
     args = parser.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.app} /{args.path}\n")
+    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
     print("| run | server health (s) | first chart drawn (s) |")
     print("|---:|---:|---:|")
     results = []
     with chromium() as browser:
         for i in range(args.runs):
-            r = one_start(browser, args.app, args.path)
+            r = one_start(browser)
             results.append(r)
             print(f"| {i + 1} | {r['health']:.2f} | {r['chart']:.2f} |", flush=True)
     print(f"| median | {statistics.median(r['health'] for r in results):.2f} | "

@@ -21,13 +21,16 @@ PASSES = [("encoder", 12, 12, 768, 3072), ("encoder", 12, 16, 768, 3072), ("enco
           ("encoder", 2, 4, 128, 512), ("encoder", 1, 1, 32, 64), ("encoder-decoder", 12, 16, 768, 3072),
           ("encoder-decoder", 12, 1, 768, 3072), ("encoder-decoder", 2, 4, 128, 512), ("encoder-decoder", 1, 1, 32, 64)]
 
+PASS_TOKENS = 512  # the longest text the app takes
+PAGE_TIMEOUT_MS = 180_000  # a page's chart, or its message
 LINK = "model=random&d_model=768&heads=1&layers=12&d_ff=3072&positional=learned&seed={seed}"
 PAGES = {"heatmap": "?" + LINK, "encoder-decoder": "encoder-decoder?" + LINK.replace("model=random&", "")}
 CHARTS = {"heatmap": 1, "encoder-decoder": 3}  # a page is done when it drew these, or said why not
 CHART = ".js-plotly-plot .main-svg"
 FAILED = '[data-testid="stAlertContentError"], [data-testid="stException"]'
 SAID = '[data-testid="stAlertContentError"], [data-testid="stAlertContentWarning"], [data-testid="stException"]'
-DONE = "([charts, chart, failed]) => document.querySelectorAll(chart).length >= charts || !!document.querySelector(failed)"
+DONE = ("([charts, chart, failed]) => document.querySelectorAll(chart).length >= charts"
+        " || !!document.querySelector(failed)")
 
 
 def status_mb(pid: int, field: str) -> float:
@@ -73,11 +76,11 @@ def one_pass(kind: str, layers: int, heads: int, d_model: int, d_ff: int, tokens
           f"{estimate / 2**20:>9.0f} {peak / (estimate / 2**20):>7.2f}")
 
 
-def passes(tokens: int) -> None:
+def passes() -> None:
     print(f"{'pass':<16} {'layers':>6} {'heads':>5} {'d_model':>7} {'d_ff':>5} {'tokens':>6} {'peak MB':>9} "
           f"{'estimate':>9} {'ratio':>7}")
     for kind, *sizes in PASSES:  # one process each: VmHWM is the process's peak
-        subprocess.run([sys.executable, "-m", "bench.memory", "--one-pass", kind, *map(str, sizes), str(tokens)],
+        subprocess.run([sys.executable, "-m", "bench.memory", "--one-pass", kind, *map(str, sizes), str(PASS_TOKENS)],
                        cwd=ROOT, check=True)
 
 
@@ -85,27 +88,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--links", type=int, default=12)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server (repeatable)")
-    parser.add_argument("--timeout", type=float, default=180, help="s to wait for each page")
     parser.add_argument("--passes", action="store_true", help="measure single passes against model.footprint")
-    parser.add_argument("--tokens", type=int, default=512, help="with --passes: the sequence length")
     parser.add_argument("--one-pass", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_pass:
         return one_pass(args.one_pass[0], *map(int, args.one_pass[1:]))
     if args.passes:
-        return passes(args.tokens)
+        return passes()
     env = dict(item.split("=", 1) for item in args.env)
     with spawn(ROOT / "app.py", env=env, session_ttl=2) as server, chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(server.url)
-        page.wait_for_selector(CHART, timeout=args.timeout * 1000)
+        page.wait_for_selector(CHART, timeout=PAGE_TIMEOUT_MS)
         before = status_mb(server.pid, "VmRSS")
         print(f"server {server.pid}, after the default page: RSS {before:.0f} MB  env {env or '-'}")
         print(f"{'link':>4} {'page':<16} {'seed':>4} {'s':>6} {'RSS MB':>8} {'peak MB':>8}  page said")
         for n, (name, seed) in enumerate(links(args.links), 1):
             start = time.perf_counter()
             page.goto(server.url + PAGES[name].format(seed=seed))
-            page.wait_for_function(DONE, arg=[CHARTS[name], CHART, FAILED], timeout=args.timeout * 1000)
+            page.wait_for_function(DONE, arg=[CHARTS[name], CHART, FAILED], timeout=PAGE_TIMEOUT_MS)
             page.wait_for_timeout(300)
             said = " | ".join(t.strip().replace("\n", " ")[:90] for t in page.locator(SAID).all_inner_texts())
             drew = page.locator(CHART).count()

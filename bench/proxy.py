@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.servers import free_port
+from bench.servers import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
@@ -77,11 +77,5 @@ class Proxy:
         return [e for e in self.entries() if e["route"] == route]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)  # graceful: lets workers write their last lines
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, signal.SIGQUIT)  # graceful: lets workers write their last lines
         shutil.rmtree(self.dir, ignore_errors=True)

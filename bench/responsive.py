@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coldstart import ROOT  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 from bench.servers import chromium, spawn  # noqa: E402
 
 BERT_BASE = {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"}

@@ -9,9 +9,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,6 +20,17 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Debian's Chromium driven by Playwright here: no sandbox (root), nothing fetched from the network.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Send `sig` to a running process and wait for it; killed if it outlives 10 s."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def free_port() -> int:
@@ -29,56 +41,72 @@ def free_port() -> int:
 
 @dataclass
 class Server:
+    """A `streamlit run` process on 127.0.0.1 and its log (stdout and stderr)."""
     url: str
     pid: int
     proc: subprocess.Popen
     log: Path
 
+    @property
+    def addr(self) -> str:
+        """host:port, as a proxy's upstream names it."""
+        return urlsplit(self.url).netloc
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
 
+    def wait_healthy(self, wait: float = 120) -> None:
+        """Until /_stcore/health answers ok; RuntimeError with the log's tail if the process exits or `wait` s pass."""
+        deadline = time.time() + wait
+        while True:
+            if not self.alive:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "_stcore/health", timeout=2) as response:
+                    if response.status == 200 and response.read().endswith(b"ok"):
+                        return
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"streamlit did not answer /_stcore/health in {wait:g} s:\n{self.tail()}")
+            time.sleep(0.2)
 
-@contextlib.contextmanager
-def spawn(app_path: str | Path, port: int | None = None, extra_args: Sequence[str] = (),
-          env: dict[str, str] | None = None, session_ttl: int | None = 2, wait: float = 120) -> Iterator[Server]:
-    """`streamlit run app_path` on 127.0.0.1 (a free port unless given), cwd = the repository, so that
-    .streamlit/config.toml applies; waits for /_stcore/health. Disconnected sessions live `session_ttl` s
-    (None: Streamlit's default)."""
-    port = port or free_port()
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Send `sig` (SIGKILL: a crash) and wait for the process; killed if it outlives 10 s."""
+        stop_process(self.proc, sig)
+
+
+def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2) -> Server:
+    """`streamlit run app_path` on a free port of 127.0.0.1, cwd = the repository, so that .streamlit/config.toml
+    applies; not waited for. Disconnected sessions live `session_ttl` s (None: Streamlit's default). The caller
+    stops it and removes its log."""
+    port = free_port()
     log = Path(tempfile.mkstemp(prefix="attnviz-server-", suffix=".log")[1])
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true", *extra_args]
+           "--server.address", "127.0.0.1", "--server.headless", "true"]
     if session_ttl is not None:
         cmd += ["--server.disconnectedSessionTTL", str(session_ttl)]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
-    server = Server(f"http://127.0.0.1:{port}/", proc.pid, proc, log)
+    return Server(f"http://127.0.0.1:{port}/", proc.pid, proc, log)
+
+
+@contextlib.contextmanager
+def spawn(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2) -> Iterator[Server]:
+    """A started server (see `start`) once /_stcore/health answers; stopped and its log removed on exit."""
+    server = start(app_path, env, session_ttl)
     try:
-        deadline = time.time() + wait
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{server.tail()}")
-            try:
-                with urllib.request.urlopen(server.url + "_stcore/health", timeout=2) as response:
-                    if response.status == 200 and response.read().endswith(b"ok"):
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"streamlit did not answer /_stcore/health in {wait:g} s:\n{server.tail()}")
-            time.sleep(0.2)
+        server.wait_healthy()
         yield server
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        server.stop()
         with contextlib.suppress(OSError):
-            log.unlink()
+            server.log.unlink()
 
 
 @contextlib.contextmanager

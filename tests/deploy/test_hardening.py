@@ -69,11 +69,6 @@ def servers():
 
 
 @pytest.fixture(scope="module")
-def compose():
-    return yaml.safe_load((ROOT / "compose.yaml").read_text())
-
-
-@pytest.fixture(scope="module")
 def pod():
     docs = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "deployment.yaml").read_text()) if d]
     (dep,) = [d for d in docs if d["kind"] == "Deployment"]

@@ -17,11 +17,6 @@ def _load(path):
 
 
 @pytest.fixture(scope="module")
-def compose():
-    return yaml.safe_load((ROOT / "compose.yaml").read_text())
-
-
-@pytest.fixture(scope="module")
 def k8s():
     return {d["kind"]: d for path in K8S for d in _load(path)}
 

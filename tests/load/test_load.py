@@ -4,7 +4,9 @@ timings belong to bench/load.py."""
 import textwrap
 from urllib.parse import parse_qs
 
-from bench.load import APPS, STEPS, run_load, spawn
+from bench.load import APPS, run_load
+from bench.load_student import STEPS
+from bench.servers import spawn
 
 # Two pages at the app's url paths ("" / heatmap, all-heads) with the widgets the session script moves.
 PAGES = textwrap.dedent('''
