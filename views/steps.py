@@ -53,7 +53,7 @@ def draw(view: View, panel: Panel, container) -> None:
         col_labels = None
     z = panel.values[view.row0:view.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, view.labels[view.row0:view.row1], col_labels, kind=panel.kind, col_offset=lo,
-                         highlight=panel.highlight)
+                         highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
     container.plotly_chart(fig, config=shared.chart_config(), key=f"chart-{panel.name}")
     shown = []
     if (view.row0, view.row1) != (0, T):
@@ -72,6 +72,8 @@ def step(view: View, title: str, formula: str, panels: list[Panel], note: str = 
     if note:
         text_col.caption(note)
     chart_col.latex(formula)
+    if not panels:
+        return
     per_row = math.ceil(len(panels) / math.ceil(len(panels) / PER_ROW))  # balanced rows: 5 -> 3 + 2
     for i in range(0, len(panels), per_row):
         for panel, col in zip(panels[i:i + per_row], chart_col.columns(per_row)):
@@ -139,10 +141,11 @@ step(view, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, ke
 step(view, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
      [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
 masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
+# Without a mask S' is the matrix of step 4, bit for bit: not drawn (and sent) twice.
 step(view, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
-     [Panel("+ M", "T, T", masked, keys=True)],
-     "No mask here (no padding): M = 0 and the scores pass unchanged." if mask is None
-     else "Blocked cells (-inf) are gaps.")
+     [] if mask is None else [Panel("+ M", "T, T", masked, keys=True)],
+     "No mask here (no padding): M = 0 and the scores pass unchanged, so S' is the matrix of step 4."
+     if mask is None else "Blocked cells (-inf) are gaps.")
 step(view, "6. Softmax of each row", r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
      [Panel("A", "T, T", rows_of(attn.probs[0, head]), kind="probability", keys=True)])
 step(view, "7. Times V: the head's output", rf"\mathrm{{head}}_{{{head}}} = A V",
