@@ -62,9 +62,10 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
     limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
     coarse = wire.quantized(z, exact_cells)
     colours = wire.colour_range(-limit, limit, coarse)
+    colorbar = {"title": {"text": "Δp"}, **colours.pop("colorbar_ticks", {})}
     heat = go.Heatmap(
         z=wire.to_units(z, signed=True) if coarse else z, x=axis_labels(key_tokens), y=axis_labels(query_tokens),
-        colorscale="RdBu_r", hoverongaps=False, colorbar={"title": {"text": "Δp"}, **colours.pop("colorbar_ticks", {})},
+        colorscale="RdBu_r", hoverongaps=False, colorbar=colorbar,
         hovertemplate="query: %{y}<br>key: %{x}<br>" + wire.value_hover("Δp", "+.4f", coarse) + "<extra></extra>",
         **colours,
     )
