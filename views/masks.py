@@ -14,7 +14,7 @@ from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
                "causal+padding": "Causal + padding"}
 MAX_EXTRA_PADDING = 32  # the padding slider reaches this many [PAD] tokens past the sentence
-MAX_TOKENS_FOR_BOTH = 256  # above this, two float (T, T) maps would pass 3 MB: show one at a time
+MAX_TOKENS_FOR_ALL = 256  # above this, the page shows one of its three (T, T) maps at a time (at most 1 MB a page)
 
 
 def intro() -> None:
@@ -97,13 +97,13 @@ def view(page: Page) -> None:
     col1, col2 = st.columns(2)
     layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
     head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
-    big_map = "both"
-    if len(run.tokens) > MAX_TOKENS_FOR_BOTH:
-        big_map = state.choice(f"More than {MAX_TOKENS_FOR_BOTH} tokens: one big map at a time, so the page stays "
-                               "light", "mask_map", ("attention", "difference"), "attention", widget="radio",
-                               horizontal=True,
-                               format_func={"attention": "Attention with the mask",
-                                            "difference": "Masked minus unmasked"}.get)
+    big_map = "all"
+    if len(run.tokens) > MAX_TOKENS_FOR_ALL:  # the mask too: (T, T) bytes is 0.38 MB on the wire at 512 tokens
+        big_map = state.choice(f"More than {MAX_TOKENS_FOR_ALL} tokens: one map at a time, so the page stays light",
+                               "mask_map", ("attention", "difference", "mask"), "attention", widget="radio",
+                               horizontal=True, format_func={"attention": "Attention with the mask",
+                                                             "difference": "Masked minus unmasked",
+                                                             "mask": "The mask"}.get)
     state.show_notices()
     maps(plain, run, mask, layer, head, big_map)
 
@@ -122,17 +122,18 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                    "their rows are empty (zero attention, as in PyTorch's scaled_dot_product_attention).")
 
     left, right = st.columns(2)
-    left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
-                      config=chart_config())
+    if big_map in ("all", "mask"):
+        left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
+                          config=chart_config())
     left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
                  "(column).")
-    if big_map in ("both", "attention"):
+    if big_map in ("all", "attention"):
         right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
                                         title=f"Attention with the mask · layer {layer}, head {head}"),
                            config=chart_config())
         right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
         left, right = st.columns(2)
-    if big_map in ("both", "difference"):
+    if big_map in ("all", "difference"):
         right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
                            config=chart_config())
         explain_difference(left, diff, T, Tm)

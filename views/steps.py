@@ -45,29 +45,29 @@ def rows_of(t: torch.Tensor) -> np.ndarray:
     return (t[0] if t.dim() == 3 else t).detach().numpy().astype(np.float32, copy=False)
 
 
-def draw(view: View, panel: Panel, container) -> None:
+def draw(shown: View, panel: Panel, container) -> None:
     """The panel's name and shape, then its heatmap (windowed to MAX_ROWS tokens and MAX_DIMS dimensions)."""
     T, width = panel.values.shape
     container.markdown(f"**{panel.name}** &nbsp; `{shape_label(panel.symbols, panel.values.shape)}`")
     if panel.keys:
-        lo, hi, col_labels = 0, width, view.labels
+        lo, hi, col_labels = 0, width, shown.labels
     else:
-        lo, hi = window(width, view.dim0 if panel.start is None else panel.start, MAX_DIMS)
+        lo, hi = window(width, shown.dim0 if panel.start is None else panel.start, MAX_DIMS)
         col_labels = None
-    z = panel.values[view.row0:view.row1, lo:hi]  # (rows shown, columns shown)
-    fig = matrix_heatmap(z, view.labels[view.row0:view.row1], col_labels, kind=panel.kind, col_offset=lo,
-                         highlight=panel.highlight)
+    z = panel.values[shown.row0:shown.row1, lo:hi]  # (rows shown, columns shown)
+    fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
+                         highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
     container.plotly_chart(fig, config=chart_config(), key=f"chart-{panel.name}")
     shown = []
-    if (view.row0, view.row1) != (0, T):
-        shown.append(f"tokens {view.row0}–{view.row1 - 1} of {T}")
+    if (shown.row0, shown.row1) != (0, T):
+        shown.append(f"tokens {shown.row0}–{shown.row1 - 1} of {T}")
     if (lo, hi) != (0, width):
         shown.append(f"dimensions {lo}–{hi - 1} of {width}")
     if shown:
         container.caption("Showing " + ", ".join(shown) + ".")
 
 
-def step(view: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
+def step(shown: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
     """A numbered step: its title, its formula (st.latex), its matrices side by side."""
     st.divider()
     text_col, chart_col = st.columns([1, 3])
@@ -75,10 +75,12 @@ def step(view: View, title: str, formula: str, panels: list[Panel], note: str = 
     if note:
         text_col.caption(note)
     chart_col.latex(formula)
+    if not panels:
+        return
     per_row = math.ceil(len(panels) / math.ceil(len(panels) / PER_ROW))  # balanced rows: 5 -> 3 + 2
     for i in range(0, len(panels), per_row):
         for panel, col in zip(panels[i:i + per_row], chart_col.columns(per_row)):
-            draw(view, panel, col)
+            draw(shown, panel, col)
 
 
 def view(page: Page) -> None:
@@ -149,10 +151,11 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
     step(shown, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
          [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
     masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
+    # Without a mask S' is the matrix of step 4, bit for bit: not drawn (and sent) twice.
     step(shown, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
-         [Panel("+ M", "T, T", masked, keys=True)],
-         "No mask here (no padding): M = 0 and the scores pass unchanged." if mask is None
-         else "Blocked cells (-inf) are gaps.")
+         [] if mask is None else [Panel("+ M", "T, T", masked, keys=True)],
+         "No mask here (no padding): M = 0 and the scores pass unchanged, so S' is the matrix of step 4."
+         if mask is None else "Blocked cells (-inf) are gaps.")
     step(shown, "6. Softmax of each row", r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
          [Panel("A", "T, T", rows_of(attn.probs[0, head]), kind="probability", keys=True)])
     step(shown, "7. Times V: the head's output", rf"\mathrm{{head}}_{{{head}}} = A V",

@@ -2,6 +2,7 @@
 import numpy as np
 import plotly.graph_objects as go
 
+from viz import wire
 from viz.attention import axis_labels
 
 SIGNED_COLORSCALE = "RdBu_r"  # blue negative, white 0, red positive
@@ -29,11 +30,13 @@ def signed_limit(z: np.ndarray, percentile: float = 99.0) -> float:
 
 
 def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: str = "signed", col_offset: int = 0,
-                   highlight: tuple[int, int] | None = None, percentile: float = 99.0) -> go.Figure:
+                   highlight: tuple[int, int] | None = None, percentile: float = 99.0,
+                   exact_cells: int = wire.EXACT_CELLS) -> go.Figure:
     """values (R, C) as a heatmap; rows are tokens; columns are tokens, or dimension numbers when col_labels is None.
 
     kind "signed": diverging colours centred at 0 (range +-percentile of |values|; hover shows the true value);
-    kind "probability": fixed 0..1. NaN cells (blocked) are gaps. `highlight` (lo, hi) boxes columns lo..hi-1.
+    kind "probability": fixed 0..1, sent as ten-thousandths above `exact_cells` cells (see viz.wire). NaN cells
+    (blocked) are gaps. `highlight` (lo, hi) boxes columns lo..hi-1.
     """
     z = np.asarray(values, dtype=np.float32)  # (R, C)
     if z.ndim != 2 or z.shape[0] != len(row_labels) or (col_labels is not None and z.shape[1] != len(col_labels)):
@@ -43,14 +46,19 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
         raise ValueError(f"kind must be 'signed' or 'probability', not {kind!r}")
     dims = col_labels is None
     x = np.arange(col_offset, col_offset + z.shape[1], dtype=np.int32) if dims else axis_labels(col_labels)
+    coarse = kind == "probability" and wire.quantized(z, exact_cells)
     if kind == "probability":
-        colors = {"colorscale": "Viridis", "zmin": 0.0, "zmax": 1.0}
+        colors = {"colorscale": "Viridis", **wire.colour_range(0.0, 1.0, coarse)}
+        colorbar = {"thickness": 12, **colors.pop("colorbar_ticks", {})}
     else:
         limit = signed_limit(z, percentile)
         colors = {"colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit}
+        colorbar = {"thickness": 12}
     column = "dim" if dims else "key"
-    heat = go.Heatmap(z=z, x=x, y=axis_labels(row_labels), hoverongaps=False, colorbar={"thickness": 12}, **colors,
-                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>%{{z:.4f}}<extra></extra>")
+    value = wire.value_hover("p", ".4f", True) if coarse else "%{z:.4f}"
+    heat = go.Heatmap(z=wire.to_units(z, signed=False) if coarse else z, x=x, y=axis_labels(row_labels),
+                      hoverongaps=False, colorbar=colorbar, **colors,
+                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>{value}<extra></extra>")
     fig = go.Figure(heat)
     rows = z.shape[0]
     fig.update_layout(
@@ -60,6 +68,9 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
                "tickangle": 0 if dims else -60, "side": "bottom"},
         yaxis={"autorange": "reversed", "type": "category"},
     )
+    gaps = wire.gap_image(z) if coarse else None
+    if gaps is not None:
+        fig.add_layout_image(gaps)
     if highlight is not None:
         fig.add_shape(type="rect", x0=highlight[0] - 0.5, x1=highlight[1] - 0.5, y0=0, y1=1, yref="paper",
                       line={"color": "black", "width": 2})

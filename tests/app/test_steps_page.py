@@ -35,7 +35,8 @@ def test_layer_0_walks_from_embeddings_to_the_ffn():
     assert not at.exception
     assert at.title[0].value == "Step by step"
     labels = shapes(at)
-    assert len(at.get("plotly_chart")) == len(labels) == 21  # 5 embeddings, Q K V, 4 T x T, AV, concat, W_O, 2, 2, 2
+    # 5 embeddings, Q K V, 3 T x T (no mask: S' is step 4's), AV, concat, W_O, 2, 2, 2
+    assert len(at.get("plotly_chart")) == len(labels) == 20
     assert "**Q (head 2)** &nbsp; `(T, d_k) = (8, 32)`" in labels
     assert "**A** &nbsp; `(T, T) = (8, 8)`" in labels
     assert any("`(T, d_ff) = (8, 1536)`" in lab for lab in labels)
@@ -66,7 +67,7 @@ def test_charts_hold_the_traced_numbers():
 def test_later_layer_starts_from_the_previous_output():
     at = run(text=TEXT, layer="4")
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 17
+    assert len(at.get("plotly_chart")) == 16
     assert any("output of layer 3" in lat.value for lat in at.latex)
 
 
@@ -112,13 +113,14 @@ def test_moving_layer_or_head_does_not_rerun_the_model():
     assert memory.COMPUTED["forward"] == before["forward"] + 1
 
 
-def test_512_tokens_show_a_window_and_stay_under_3_mb():
+def test_512_tokens_show_a_window_and_stay_under_1_mb():
     at = run(text="word " * 600, row0="400")
     assert not at.exception
     assert at.slider(key="row0").max == 512 - 64 and at.slider(key="row0").value == 400
     assert any("tokens 400–463 of 512" in c.value for c in at.caption)
     all_specs = [c.proto.spec for c in at.get("plotly_chart")]
     sizes = sum(map(len, all_specs))
-    assert len(all_specs) == 21 and sizes < 3_000_000, sizes
+    assert len(all_specs) == 20 and sizes < 970_000, sizes  # the page's other elements take about 30 KB
     probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))
     assert z_of(probs).shape == (64, 512) and probs["data"][0]["y"][0] == "400: word"
+    assert probs["data"][0]["z"]["dtype"] == "u2"  # ten-thousandths (viz.wire)

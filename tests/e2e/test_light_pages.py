@@ -1,0 +1,104 @@
+"""512-token maps in a real browser: sent as typed arrays (never JSON lists), and the hover says the right cell.
+
+What the browser received is read back from the websocket (Streamlit's ForwardMsg, the chart's own JSON); where the
+mouse is, from the plot area's box: so the test checks what a user sees, not our code's view of itself.
+"""
+import base64
+import json
+import re
+from urllib.parse import quote
+
+import numpy as np
+
+from bench.app import sentence
+
+CHART = ".js-plotly-plot .main-svg"
+TIMEOUT = 180_000
+LONG = sentence(512)  # 512 tokens of the default model
+
+
+def charts_received(page) -> list:
+    """page.charts: the plotly figures (parsed JSON) the browser has received so far. Call before page.goto."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    page.charts = []
+
+    def on_frame(payload) -> None:
+        if not isinstance(payload, bytes):
+            return
+        msg = ForwardMsg.FromString(payload)
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            if element.WhichOneof("type") == "plotly_chart":
+                page.charts.append(json.loads(element.plotly_chart.spec))
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    return page.charts
+
+
+def open_long(page, server, path: str, **params) -> dict:
+    """The page with the 512-token text; the last chart received once it is drawn."""
+    charts = charts_received(page)
+    page.set_viewport_size({"width": 1400, "height": 2400})  # the whole 900-pixel map on screen, for the mouse
+    query = "&".join(f"{k}={quote(str(v))}" for k, v in {"text": LONG, **params}.items())
+    page.goto(f"{server}/{path}?{query}")
+    page.wait_for_selector(CHART, timeout=TIMEOUT)
+    page.wait_for_timeout(1000)  # the last rerun's messages
+    assert charts, "no chart received"
+    return charts[-1]
+
+
+def typed_array(z: dict) -> np.ndarray:
+    """A plotly typed array ({"dtype", "bdata", "shape"}) as numpy; fails on anything else (a JSON list)."""
+    assert isinstance(z, dict) and set(z) == {"dtype", "bdata", "shape"}, f"not a typed array: {str(z)[:80]}"
+    shape = [int(n) for n in str(z["shape"]).split(",")]
+    return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+
+
+def hover_cell(page, rows: int, cols: int, row: int, col: int) -> str:
+    """Move the mouse to the centre of cell (row, col) of the first chart's plot area; the hover label's text."""
+    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] - 40, box["y"] - 40)  # off the map first: the last cell's label goes away
+    page.locator(".hoverlayer .hovertext").first.wait_for(state="detached", timeout=10_000)
+    page.mouse.move(box["x"] + (col + 0.5) * box["width"] / cols, box["y"] + (row + 0.5) * box["height"] / rows)
+    label = page.locator(".hoverlayer .hovertext").first
+    label.wait_for(timeout=10_000)
+    return "\n".join(label.locator("tspan.line").all_text_contents())  # one tspan per line of the template
+
+
+def check_hover(text: str, heat: dict, z: np.ndarray, row: int, col: int) -> None:
+    """The hover names a query (row) and a key (column) at the mouse, and the value sent for that very cell.
+
+    Labels are unique (repeats carry invisible suffixes), so they say which cell the hover is about; at 512 tokens
+    a cell is 1.6 pixels, so the mouse may land on a neighbour of the cell aimed at (plus or minus one)."""
+    query = re.search(r"query: (.*)", text).group(1).strip()
+    key = re.search(r"key: (.*)", text).group(1).strip()
+    hovered_row, hovered_col = heat["y"].index(query), heat["x"].index(key)
+    assert abs(hovered_row - row) <= 1 and abs(hovered_col - col) <= 1, (text, row, col)
+    value = int(re.search(r"p = (\d+) / 10000", text).group(1))
+    assert value == z[hovered_row, hovered_col], (text, z[hovered_row, hovered_col])
+
+
+def test_512_token_heatmap_is_two_byte_integers_and_hovers_the_right_cell(page, server):
+    figure = open_long(page, server, "", layer=1, head=2)
+    heat = figure["data"][0]
+    z = typed_array(heat["z"])
+    assert z.shape == (512, 512) and z.dtype == np.uint16  # ten-thousandths, 0.75 MB instead of 1.5
+    assert (heat["zmin"], heat["zmax"]) == (0, 10_000)
+    assert heat["colorbar"]["ticktext"][0] == "0" and heat["colorbar"]["ticktext"][-1] == "1"
+    for row, col in ((0, 0), (200, 37), (511, 300)):
+        check_hover(hover_cell(page, 512, 512, row, col), heat, z, row, col)
+    assert not page.errors, page.errors
+
+
+def test_512_token_masked_attention_keeps_its_gaps(page, server, shoot):
+    figure = open_long(page, server, "masks", mask="causal", layer=0, head=0, mask_map="attention")
+    heat = figure["data"][0]
+    z = typed_array(heat["z"])
+    assert z.shape == (512, 512)
+    assert z[0, 0] == 10_000 and not z[np.triu_indices(512, 1)].any()  # causal: row 0 sees only key 0
+    (gaps,) = figure["layout"]["images"]  # the blocked cells, drawn over the map as one PNG
+    assert gaps["source"].startswith("data:image/png;base64,") and len(gaps["source"]) < 50_000
+    check_hover(hover_cell(page, 512, 512, 300, 120), heat, z, 300, 120)
+    assert not page.errors, page.errors
+    shoot(page, "masks-512-causal")
