@@ -58,13 +58,13 @@ def draw(shown: View, panel: Panel, container) -> None:
     fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
     container.plotly_chart(fig, config=chart_config(), key=f"chart-{panel.name}")
-    shown = []
+    parts = []
     if (shown.row0, shown.row1) != (0, T):
-        shown.append(f"tokens {shown.row0}–{shown.row1 - 1} of {T}")
+        parts.append(f"tokens {shown.row0}–{shown.row1 - 1} of {T}")
     if (lo, hi) != (0, width):
-        shown.append(f"dimensions {lo}–{hi - 1} of {width}")
-    if shown:
-        container.caption("Showing " + ", ".join(shown) + ".")
+        parts.append(f"dimensions {lo}–{hi - 1} of {width}")
+    if parts:
+        container.caption("Showing " + ", ".join(parts) + ".")
 
 
 def step(shown: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
