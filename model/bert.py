@@ -13,6 +13,7 @@ from torch import Tensor, nn
 
 from . import checkpoint
 from .checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
+from .facts import BERT, ModelFacts
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEmbedding
 from .trace import EmbeddingTrace, LayerTrace, ModelOutput
@@ -164,6 +165,15 @@ class BertModel(nn.Module):
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if add_pooler else None
         self.mlm_head = BertMLMHead(config) if add_mlm_head else None
 
+    @property
+    def facts(self) -> ModelFacts:
+        """What this BERT is, from its config: Post-LN, learned positions, segment embeddings, no final norm."""
+        c = self.config
+        return ModelFacts(BERT, c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.intermediate_size,
+                          c.hidden_act, norm_first=False, final_norm=False, positional="learned",
+                          max_positions=c.max_position_embeddings, vocab_size=c.vocab_size,
+                          token_types=c.type_vocab_size, embedding_norm=True)
+
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
                 attn_mask=None, record=False) -> ModelOutput:
         """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T);
@@ -201,6 +211,10 @@ class BertModel(nn.Module):
         """Layer `index` alone, recorded, from its input x (B, T, H) and the forward pass's masks: equal to
         forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
         return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask, x.dtype), True)[2]
+
+    def position_vectors(self) -> Tensor:
+        """(max_positions, H): the learned vector added at each position."""
+        return self.embeddings.position_embeddings(self.max_positions)[0]
 
     def mlm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, H) -> (B, T, vocab) scores for a masked token; only for checkpoints with a masked-LM head."""

@@ -7,12 +7,18 @@ import math
 
 from torch import Tensor, nn
 
+from .facts import ENCODER, ENCODER_DECODER, ModelFacts
 from .layers import EncoderLayer
 from .masks import causal_mask
 from .masks import key_padding_mask as to_key_padding_mask
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace, TransformerTrace
 from .transformer import Encoder, Transformer
+
+
+def _name(activation) -> str:
+    """An activation given by name ("gelu") or as a function (F.gelu) -> its name."""
+    return activation if isinstance(activation, str) else activation.__name__
 
 
 class TextEmbedding(nn.Module):
@@ -48,6 +54,9 @@ class TextEncoder(nn.Module):
                              norm_first=norm_first)
         self.encoder = Encoder(layer, num_layers, nn.LayerNorm(d_model) if norm_first else None,
                                enable_nested_tensor=False)
+        self.facts = ModelFacts(ENCODER, num_layers, nhead, d_model, dim_feedforward, _name(activation), norm_first,
+                                final_norm=norm_first, positional=positional, max_positions=max_len,
+                                vocab_size=vocab_size)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
                 attn_mask=None, record=False) -> ModelOutput:
@@ -83,6 +92,10 @@ class TextEncoder(nn.Module):
         forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
         return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask), True)[2]
 
+    def position_vectors(self) -> Tensor:
+        """(max_positions, E): what is added at each position, the sinusoidal table or the learned vectors."""
+        return self.embedding.position(self.max_positions)[0]
+
     @staticmethod
     def _key_padding(attention_mask) -> Tensor | None:
         return None if attention_mask is None else to_key_padding_mask(attention_mask)
@@ -98,6 +111,9 @@ class TextTransformer(nn.Module):
         self.embedding = TextEmbedding(vocab_size, d_model, positional, max_len, dropout)
         self.transformer = Transformer(d_model, nhead, num_layers, num_layers, dim_feedforward, dropout, activation,
                                        batch_first=True, norm_first=norm_first)
+        self.facts = ModelFacts(ENCODER_DECODER, num_layers, nhead, d_model, dim_feedforward, _name(activation),
+                                norm_first, final_norm=True, positional=positional, max_positions=max_len,
+                                vocab_size=vocab_size, decoder_layers=num_layers)
 
     def forward(self, src_ids, tgt_ids, src_attention_mask=None, tgt_attention_mask=None, *, record=False):
         """(B, S), (B, T) ids -> decoder output (B, T, E), and a TransformerTrace when record=True."""

@@ -91,7 +91,7 @@ explain_semantics()
 choice = shared.model_choice()
 text = shared.sentence()
 plain = shared.run(choice, text)  # no mask: the baseline, and the sentence's tokens
-mask = choose_mask(plain.tokens, shared.or_stop("The model", shared.loaded_model, choice).model.max_positions)
+mask = choose_mask(plain.tokens, shared.or_stop("The model", shared.loaded_model, choice).facts.max_positions)
 run = plain if does_nothing(mask, len(plain.tokens)) else shared.run(choice, text, mask)
 
 col1, col2 = st.columns(2)

@@ -352,9 +352,9 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     tokens = list(encoded.tokens)
     pad = 0
     if "padding" in mask.kind and mask.pad_to > len(ids):
-        pad = min(mask.pad_to, loaded.model.max_positions) - len(ids)
-        pad_id = loaded.tokenizer.pad_token_id or 0
-        ids, tokens = ids + [pad_id] * pad, tokens + [loaded.tokenizer.pad_token or "[PAD]"] * pad
+        pad = min(mask.pad_to, loaded.facts.max_positions) - len(ids)
+        pad_token, pad_id = loaded.facts.special_tokens.pad or ("[PAD]", 0)
+        ids, tokens = ids + [pad_id] * pad, tokens + [pad_token] * pad
     padding = np.array([False] * (len(ids) - pad) + [True] * pad)
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding

@@ -24,6 +24,7 @@ st.caption("One query token's row of attention, step by step: the dot products w
 choice = shared.model_choice()
 text = shared.sentence()
 run = shared.run(choice, text)
+facts = shared.or_stop("The model", shared.loaded_model, choice).facts
 T = len(run.tokens)
 keys = shared.long_text_labels(run.tokens)
 
@@ -33,7 +34,7 @@ head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
 query = state.choice("Query token", "query", range(T), 1 if T > 2 else 0, container=col3,
                      format_func=lambda i: shared.token_label(run.tokens, i))
 attn = run.attention(layer)
-d_k = attn.q.shape[-1]
+d_k = facts.head_dim
 by_factor = sorted(SCALE_OPTIONS, key=lambda o: scale_factor(o, d_k))
 option = state.choice("Scale (temperature) τ of q·k", "scale", by_factor, "standard", widget="radio", horizontal=True,
                       format_func=lambda o: scale_label(o, d_k))

@@ -85,6 +85,7 @@ st.caption("One encoder layer, one head, every tensor on the way: each heatmap i
 choice = shared.model_choice()
 text = shared.sentence()
 run = shared.run(choice, text)
+facts = shared.or_stop("The model", shared.loaded_model, choice).facts
 T = len(run.tokens)
 labels = shared.long_text_labels(run.tokens, MAX_ROWS)
 
@@ -93,7 +94,7 @@ layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=c
 head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
 lt = run.trace.layers[layer]
 attn, sa_block, ffn_block = lt.self_attn, lt.self_attn_block, lt.ffn_block
-d_model, d_k, d_ff = attn.output.shape[-1], attn.q.shape[-1], lt.ffn_hidden.shape[-1]
+d_model, d_k, d_ff = facts.d_model, facts.head_dim, facts.d_ff
 col3, col4 = st.columns(2)
 row0 = state.int_slider("First token shown", "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
                         help=f"Each heatmap shows at most {MAX_ROWS} tokens.")
@@ -102,7 +103,7 @@ dim0 = state.int_slider("First dimension shown", "dim0", 0, max(0, max(d_model, 
 state.show_notices()
 view = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
 
-pre_ln = not torch.equal(sa_block.sublayer_in, sa_block.input)
+pre_ln = facts.norm_first
 st.info(("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
          r"$y = x + f(\mathrm{LN}(x))$." if pre_ln else
          r"**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \mathrm{LN}(x + f(x))$.")
@@ -115,7 +116,7 @@ if layer == 0 and emb is not None:
         panels.append(Panel("segment embedding", "T, d_model", rows_of(emb.token_type)))
     panels += [Panel("position", "T, d_model", rows_of(emb.position)),
                Panel("sum", "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
-    bert = emb.token_type is not None
+    bert = facts.embedding_norm  # BERT: LayerNorm of the sum; the others scale the tokens by sqrt(d_model)
     step(view, "1. X: token embedding + position",
          r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
          else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
@@ -164,7 +165,7 @@ else:
          [Panel("X + MHA", "T, d_model", rows_of(sa_block.residual)),
           Panel("Y", "T, d_model", rows_of(sa_block.output))])
 
-act = choice.random.activation.upper() if choice.random else "GELU"
+act = facts.activation.upper()
 y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
 ffn = [Panel(f"hidden = {act}(…)", "T, d_ff", rows_of(lt.ffn_hidden)),
        Panel("FFN output", "T, d_model", rows_of(ffn_block.sublayer_out))]
@@ -172,7 +173,7 @@ if pre_ln:
     ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
 step(view, "11. Feed-forward network", rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
 if pre_ln:
-    last = layer == run.num_layers - 1
+    last = layer == run.num_layers - 1 and facts.final_norm
     step(view, "12. Add: the layer's output", r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
          [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
          + ([Panel("final LN(Z)", "T, d_model", rows_of(run.trace.output))] if last else []),
