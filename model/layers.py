@@ -173,6 +173,16 @@ class DecoderLayer(_ResidualLayer):
     def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                memory_key_padding_mask=None, record=False):
         """x (B, T, E), memory (B, S, E) -> (B, T, E), LayerTrace or None."""
+        x, sa_trace, sa_block, ca_trace, ca_block = self.attention_blocks(
+            x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, record)
+        x, hidden, ffn_block = self._ffn(x, self.norm3, self.dropout3, record)
+        return x, (LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block) if record else None)
+
+    def attention_blocks(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                         memory_key_padding_mask=None, record=False):
+        """The first two residual blocks, as decode runs them: masked self-attention, then cross-attention to the
+        memory. Returns (out, self AttentionTrace, its ResidualTrace, cross AttentionTrace, its ResidualTrace),
+        the traces None without record."""
         x, (_, sa_trace), sa_block = self._self_attention(x, self.norm1, self.dropout1, tgt_mask,
                                                           tgt_key_padding_mask, record)
 
@@ -182,5 +192,4 @@ class DecoderLayer(_ResidualLayer):
             return out, trace
 
         x, ca_trace, ca_block = self._residual(x, self.norm2, self.dropout2, cross, record)
-        x, hidden, ffn_block = self._ffn(x, self.norm3, self.dropout3, record)
-        return x, (LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block) if record else None)
+        return x, sa_trace, sa_block, ca_trace, ca_block

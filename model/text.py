@@ -12,7 +12,8 @@ from .layers import EncoderLayer
 from .masks import causal_mask
 from .masks import key_padding_mask as to_key_padding_mask
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace, TransformerTrace
+from .recording import TokenEncoder
+from .trace import EmbeddingTrace, TransformerTrace
 from .transformer import Encoder, Transformer
 
 
@@ -42,8 +43,9 @@ class TextEmbedding(nn.Module):
         return x, (EmbeddingTrace(token, position, None, summed, x) if record else None)
 
 
-class TextEncoder(nn.Module):
-    """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model."""
+class TextEncoder(TokenEncoder):
+    """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model, recorded as
+    model.recording.TokenEncoder records."""
 
     def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
                  norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
@@ -58,47 +60,16 @@ class TextEncoder(nn.Module):
                                 final_norm=norm_first, positional=positional, max_positions=max_len,
                                 vocab_size=vocab_size)
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
-                attn_mask=None, record=False) -> ModelOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; attn_mask (T, T), True = blocked.
+    def embed(self, input_ids, token_type_ids, record):
+        """token_type_ids is accepted for BERT's signature and ignored."""
+        return self.embedding(input_ids, record)
 
-        token_type_ids is accepted for BERT's signature and ignored.
-        """
-        x, emb = self.embedding(input_ids, record)
-        x, attentions, trace = self.encoder.encode(x, attn_mask, self._key_padding(attention_mask), record, emb,
-                                                   output_attentions)
-        if self.encoder.norm is not None:
-            x = self.encoder.norm(x)
-            trace = StackTrace(emb, trace.layers, x) if record else None
-        return ModelOutput(x, attentions, None, trace)
-
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
-        """forward(record=True) reduced to each layer's input (layers, B, T, E), every attention map
-        (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
-        last layer's feed-forward (Encoder.inputs_and_attentions). The app keeps these and recomputes the rest."""
-        x, _ = self.embedding(input_ids, True)
-        return self.encoder.inputs_and_attentions(x, attn_mask, self._key_padding(attention_mask))
-
-    def stack_output(self, x: Tensor) -> Tensor:
-        """forward(record=True).trace.output from the last layer's output x: after the final norm of Pre-LN."""
-        return x if self.encoder.norm is None else self.encoder.norm(x)
-
-    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
-        """The embedding alone, recorded: equal to forward(record=True).trace.embeddings."""
-        return self.embedding(input_ids, True)[1]
-
-    def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
-        """Layer `index` alone, recorded, from its input x (B, T, E) and the forward pass's masks: equal to
-        forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
-        return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask), True)[2]
+    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
+        return None if attention_mask is None else to_key_padding_mask(attention_mask)
 
     def position_vectors(self) -> Tensor:
         """(max_positions, E): what is added at each position, the sinusoidal table or the learned vectors."""
         return self.embedding.position(self.max_positions)[0]
-
-    @staticmethod
-    def _key_padding(attention_mask) -> Tensor | None:
-        return None if attention_mask is None else to_key_padding_mask(attention_mask)
 
 
 class TextTransformer(nn.Module):

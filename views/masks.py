@@ -2,12 +2,13 @@
 import numpy as np
 import streamlit as st
 
+from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
 from views import downloads, shared, state
 from viz.attention import heatmap_spec
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
-KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
-               "causal+padding": "Causal + padding"}
+KIND_LABELS = {NO_MASK: "None", CAUSAL: "Causal", PADDING: "Padding", CUSTOM: "Custom",
+               CAUSAL_PADDING: "Causal + padding"}
 MAX_EXTRA_PADDING = 32  # the padding slider reaches this many [PAD] tokens past the sentence
 MAX_TOKENS_FOR_BOTH = 256  # above this, two float (T, T) maps would pass 3 MB: show one at a time
 
@@ -36,18 +37,18 @@ def explain_semantics() -> None:
 
 def choose_mask(tokens: tuple[str, ...], max_positions: int) -> shared.Mask:
     """The mask kind and its settings (padding length, blocked keys), all bound to the URL."""
-    kind = state.choice("Mask", "mask", shared.MASK_KINDS, "causal", widget="segmented_control",
+    kind = state.choice("Mask", "mask", MASK_KINDS, CAUSAL, widget="segmented_control",
                         format_func=lambda k: KIND_LABELS.get(k, k))
     pad_to, blocked = 0, ()
     T = len(tokens)
-    if "padding" in kind:
+    if pads(kind):
         high = min(max_positions, T + MAX_EXTRA_PADDING)
         pad_to = state.int_slider("Pad the sentence to (tokens)", "pad_to", T, high, min(high, T + 8))
         if pad_to <= T:
             why = (f"the model reads at most {max_positions}" if T >= max_positions
                    else "move the slider past it to add [PAD] tokens")
             st.info(f"The sentence has {T} tokens ({why}): no [PAD] is added, so padding masks nothing.")
-    if kind == "custom":
+    if kind == CUSTOM:
         blocked = tuple(sorted(state.int_list("Key tokens to block", "blocked", range(T),
                                               lambda i: shared.token_label(tokens, i))))
         if not blocked:
@@ -57,8 +58,8 @@ def choose_mask(tokens: tuple[str, ...], max_positions: int) -> shared.Mask:
 
 def does_nothing(mask: shared.Mask, T: int) -> bool:
     """True when the mask blocks nothing, so the unmasked run can be reused (no second forward pass)."""
-    return (mask.kind == "none" or (mask.kind == "custom" and not mask.blocked)
-            or (mask.kind == "padding" and mask.pad_to <= T))
+    return (mask.kind == NO_MASK or (mask.kind == CUSTOM and not mask.blocked)
+            or (mask.kind == PADDING and mask.pad_to <= T))
 
 
 def masked_difference(masked: np.ndarray, unmasked: np.ndarray) -> np.ndarray:

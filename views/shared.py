@@ -19,7 +19,6 @@ from viz.attention import CHART_CONFIG
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
-MASK_KINDS = ("none", "causal", "padding", "custom", "causal+padding")
 _log = logging.getLogger(__name__)
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
 
@@ -36,7 +35,7 @@ class Choice:
 class Mask:
     """What the masks page asks for; the other pages use Mask() (no mask)."""
 
-    kind: str = "none"
+    kind: str = "none"  # one of model.masks.MASK_KINDS
     pad_to: int = 0  # padding: the sequence is padded with [PAD] up to this many tokens
     blocked: tuple[int, ...] = ()  # custom: key positions no query may see
 
@@ -316,26 +315,15 @@ def sentence(label: str = "Sentence", name: str = "text", default: str = DEFAULT
     return value
 
 
-def _attn_mask(mask: Mask, T: int):
-    import torch
-
-    from model.masks import causal_mask
-
-    blocked = torch.zeros(T, T, dtype=torch.bool)
-    if "causal" in mask.kind:
-        blocked |= causal_mask(T)
-    if mask.kind == "custom":
-        blocked[:, [i for i in mask.blocked if i < T]] = True
-    return blocked if blocked.any() else None
-
-
 def model_masks(mask: Mask, padding: np.ndarray) -> tuple:
     """What the model is given for `mask` over a sequence padded where `padding` is True:
     (attention_mask (1, T), 1 = token, or None; attn_mask (T, T), True = blocked, or None)."""
     import torch
 
+    from model.masks import attention_mask_of
+
     attention_mask = torch.tensor([[0 if p else 1 for p in padding]]) if padding.any() else None
-    return attention_mask, _attn_mask(mask, len(padding))
+    return attention_mask, attention_mask_of(mask.kind, len(padding), mask.blocked)
 
 
 def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
@@ -344,6 +332,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     import torch
 
     from model.footprint import encoder_pass_bytes, stack_sizes
+    from model.masks import pads
 
     model = resident(choice)
     loaded = model.loaded
@@ -351,7 +340,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     ids = encoded.input_ids[0].tolist()
     tokens = list(encoded.tokens)
     pad = 0
-    if "padding" in mask.kind and mask.pad_to > len(ids):
+    if pads(mask.kind) and mask.pad_to > len(ids):
         pad = min(mask.pad_to, loaded.facts.max_positions) - len(ids)
         pad_token, pad_id = loaded.facts.special_tokens.pad or ("[PAD]", 0)
         ids, tokens = ids + [pad_id] * pad, tokens + [pad_token] * pad

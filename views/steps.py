@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from model.masks import is_blocked
 from views import shared, state
 from viz.matrix import matrix_heatmap, shape_label, window
 
@@ -139,7 +140,7 @@ mask = None if attn.mask is None else np.broadcast_to(attn.mask.numpy(), attn.sc
 step(view, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
 step(view, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
      [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
-masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
+masked = scaled if mask is None else np.where(is_blocked(mask), np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
 step(view, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
      [Panel("+ M", "T, T", masked, keys=True)],
      "No mask here (no padding): M = 0 and the scores pass unchanged." if mask is None

@@ -3,6 +3,7 @@ details recomputed from them equal to a full recorded forward pass."""
 import pytest
 import torch
 
+from model.masks import CAUSAL_PADDING, CUSTOM
 from model.sources import RandomConfig
 from tests.identical import assert_identical
 from views import shared
@@ -20,14 +21,14 @@ def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
     assert size < 15e6
 
 
-@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask("causal+padding", pad_to=14),
-                                  shared.Mask("custom", blocked=(2, 3))])
+@pytest.mark.parametrize("mask", [shared.Mask(), shared.Mask(CAUSAL_PADDING, pad_to=14),
+                                  shared.Mask(CUSTOM, blocked=(2, 3))])
 def test_recomputed_details_equal_a_full_recorded_pass(mask):
     text = "Attention is what the visualizer shows"
     run = shared.compute_run(shared.Choice("minilm"), text, mask)
     loaded = shared.loaded_model(shared.Choice("minilm"))
     attention_mask, attn_mask = shared.model_masks(mask, run.padding)
-    assert (attention_mask is None) == (mask.kind != "causal+padding")  # the padded case is padded
+    assert (attention_mask is None) == (mask.kind != CAUSAL_PADDING)  # the padded case is padded
     with torch.inference_mode():
         full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
     assert_identical(run.trace.embeddings, full.embeddings, "embeddings")
