@@ -146,8 +146,8 @@ class MultiHeadAttention(nn.Module):
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif not self.batch_first:  # (L, B, E) -> (B, L, E), keeping `query is key` (model.fast packs Q, K, V)
-            query, key, value = _to_batch_first(query, key, value)
+        elif not self.batch_first:  # (L, B, E) -> (B, L, E)
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         output, weights, trace = self.attend(query, key, value, key_padding_mask, attn_mask, need_weights,
                                              average_attn_weights, scale, record)
         if not batched:
@@ -156,14 +156,6 @@ class MultiHeadAttention(nn.Module):
         elif not self.batch_first:
             output = output.transpose(0, 1)
         return (output, weights, trace) if record else (output, weights)
-
-
-def _to_batch_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Transpose (T, B, E) -> (B, T, E) once per distinct tensor, so `query is key` still holds."""
-    q = query.transpose(0, 1)
-    k = q if key is query else key.transpose(0, 1)
-    v = k if value is key else (q if value is query else value.transpose(0, 1))
-    return q, k, v
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:

@@ -3,10 +3,10 @@
 model/attention.py and model/layers.py are the tutorial's formula, written to be read. This module computes the
 same numbers with fewer and smaller allocations, and only where nothing is recorded and autograd is off (a trace
 needs every intermediate intact; autograd needs the tensors it saved):
-- Q, K and V of self-attention in one matrix multiply with in_proj_weight = [W_Q; W_K; W_V];
 - the scale, the mask and the softmax written over the scores tensor, the activation over the FFN's hidden
   tensor, and each residual sum over the sub-layer's output: no fresh (heads x T x T) or (T x d_ff) tensor per
   step, which is where the time goes at a few hundred tokens.
+Q, K and V in one matrix multiply saved under 3 % and is not here (bench/README.md).
 
 Chosen explicitly: `accelerate(model)` switches the model's MultiHeadAttention, EncoderLayer and DecoderLayer
 modules to the subclasses below, in place (same parameters, same module tree, nothing copied). Equal to the
@@ -31,12 +31,7 @@ def _inference(*tensors: Tensor) -> bool:
 
 
 class FastMultiHeadAttention(MultiHeadAttention):
-    """MultiHeadAttention with Q, K, V of self-attention in one matmul, and the softmax written over the scores."""
-
-    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        if self._qkv_same_embed_dim and query is key and key is value:  # self-attention: [Q K V] = x W_in^T + b_in
-            return F.linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, dim=-1)
-        return super()._project(query, key, value)
+    """MultiHeadAttention with the scale, the mask and the softmax written over the scores tensor."""
 
     def attend(self, query, key, value, key_padding_mask=None, attn_mask=None, need_weights=True,
                average_attn_weights=True, scale=None, record=False):
