@@ -70,8 +70,8 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
 
 
 def random_shape(loaded, config: RandomConfig) -> Shape:
-    return Shape.from_text_encoder(loaded.facts.vocab_size, config.d_model, config.d_ff, config.num_layers, config.norm_first,
-                                   config.positional, config.max_len)
+    return Shape.from_text_encoder(loaded.facts.vocab_size, config.d_model, config.d_ff, config.num_layers,
+                                   config.norm_first, config.positional, config.max_len)
 
 
 def show_pretrained(seq_len: int) -> None:
