@@ -9,23 +9,16 @@ from .masks import fully_blocked_rows, merge_masks, to_additive
 from .trace import AttentionTrace
 
 
-def _softmax_rows(scores: Tensor, mask: Tensor | None, inplace: bool = False) -> Tensor:
+def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     """softmax(scores + mask) over keys; a row with every key blocked gets 0, not NaN.
 
     That is what F.scaled_dot_product_attention does (its "safe softmax"): such a query
     attends to nothing, so its output is 0 rather than NaN spreading through the network.
-    inplace=True reuses `scores` for the result when nobody keeps the scores and autograd
-    needs neither: one (B, nh, L, S) tensor fewer to allocate per layer.
     """
-    inplace = inplace and not (torch.is_grad_enabled() and scores.requires_grad)
-    if mask is not None:
-        scores = scores.add_(mask) if inplace else scores + mask
-    probs = torch._softmax(scores, -1, False, out=scores) if inplace else torch.softmax(scores, dim=-1)
-    if mask is not None:
-        blocked = fully_blocked_rows(mask)  # (..., L, 1), on the mask's small broadcast shape
-        if blocked.any():
-            probs = probs.masked_fill(blocked, 0.0)
-    return probs
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    probs = torch.softmax(scores + mask, dim=-1)
+    return probs.masked_fill(fully_blocked_rows(mask), 0.0)  # (..., L, 1) rows of nothing but -inf
 
 
 def scaled_dot_product_attention(
@@ -38,7 +31,7 @@ def scaled_dot_product_attention(
     """
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., L, S)
-    probs = _softmax_rows(scores, to_additive(attn_mask, q.dtype))
+    probs = masked_softmax(scores, to_additive(attn_mask, q.dtype))
     return probs @ v, probs
 
 
@@ -97,19 +90,13 @@ class MultiHeadAttention(nn.Module):
                 nn.init.xavier_normal_(b)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """(B, L, E), (B, S, kdim), (B, S, vdim) -> q, k, v each (B, *, E)."""
+        """Q = query W_Q^T + b_Q, K = key W_K^T + b_K, V = value W_V^T + b_V: (B, L, E), (B, S, E), (B, S, E)."""
         E, b = self.embed_dim, self.in_proj_bias
+        if self._qkv_same_embed_dim:
+            wq, wk, wv = self.in_proj_weight.split(E)  # in_proj_weight = [W_Q; W_K; W_V]
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         bq, bk, bv = (None, None, None) if b is None else b.split(E)
-        if not self._qkv_same_embed_dim:
-            return (F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
-                    F.linear(value, self.v_proj_weight, bv))
-        if query is key and key is value:  # self-attention: one matmul for Q, K and V
-            return F.linear(query, self.in_proj_weight, b).chunk(3, dim=-1)
-        wq, wk, wv = self.in_proj_weight.split(E)
-        if key is value:  # cross-attention: K and V from the same memory
-            bkv = None if b is None else b[E:]
-            k, v = F.linear(key, self.in_proj_weight[E:], bkv).chunk(2, dim=-1)
-            return F.linear(query, wq, bq), k, v
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
     def attend(self, query, key, value, key_padding_mask=None, attn_mask=None, need_weights=True,
@@ -136,22 +123,16 @@ class MultiHeadAttention(nn.Module):
             key_padding_mask = _pad_last(key_padding_mask)
         S = k.size(2)
         mask = merge_masks(attn_mask, key_padding_mask, B, nh, L, S, q.dtype)  # (B|1, nh|1, L, S)
-        dropout_p = self.dropout if self.training else 0.0
-        scale_ = 1.0 / math.sqrt(hd) if scale is None else scale
-
-        if not (need_weights or record):  # fast path: the fused kernel, nothing kept
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale_)
-            probs = scores = None
-        else:
-            scores = (q @ k.transpose(-2, -1)).mul_(scale_)  # (B, nh, L, S)
-            probs = F.dropout(_softmax_rows(scores, mask, inplace=not record), dropout_p, training=self.training)
-            context = probs @ v  # (B, nh, L, hd)
+        scale = 1.0 / math.sqrt(hd) if scale is None else scale
+        scores = (q @ k.transpose(-2, -1)) * scale  # (B, nh, L, S)
+        probs = F.dropout(masked_softmax(scores, mask), self.dropout, training=self.training)  # (B, nh, L, S)
+        context = probs @ v  # (B, nh, L, hd)
         output = self.out_proj(context.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
 
         weights = None
         if need_weights:
             weights = probs.mean(dim=1) if average_attn_weights else probs
-        trace = AttentionTrace(q, k, v, scores, mask, probs, context, output, scale_) if record else None
+        trace = AttentionTrace(q, k, v, scores, mask, probs, context, output, scale) if record else None
         return output, weights, trace
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -165,8 +146,8 @@ class MultiHeadAttention(nn.Module):
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif not self.batch_first:  # (L, B, E) -> (B, L, E), keeping identity for the packed projection
-            query, key, value = _to_batch_first(query, key, value)
+        elif not self.batch_first:  # (L, B, E) -> (B, L, E)
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         output, weights, trace = self.attend(query, key, value, key_padding_mask, attn_mask, need_weights,
                                              average_attn_weights, scale, record)
         if not batched:
@@ -175,14 +156,6 @@ class MultiHeadAttention(nn.Module):
         elif not self.batch_first:
             output = output.transpose(0, 1)
         return (output, weights, trace) if record else (output, weights)
-
-
-def _to_batch_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Transpose (T, B, E) -> (B, T, E) once per distinct tensor, so `query is key` still holds."""
-    q = query.transpose(0, 1)
-    k = q if key is query else key.transpose(0, 1)
-    v = k if value is key else (q if value is query else value.transpose(0, 1))
-    return q, k, v
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:

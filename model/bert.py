@@ -13,9 +13,12 @@ from torch import Tensor, nn
 
 from . import checkpoint
 from .checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
+from .facts import BERT, ModelFacts
 from .layers import EncoderLayer
+from .masks import hf_padding_mask
 from .positional import LearnedPositionalEmbedding
-from .trace import EmbeddingTrace, LayerTrace, ModelOutput
+from .recording import TokenEncoder
+from .trace import EmbeddingTrace
 from .transformer import Encoder
 
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
@@ -150,7 +153,9 @@ class BertMLMHead(nn.Module):
         return self.decoder(self.norm(self.activation(self.dense(hidden))))  # (B, T, V)
 
 
-class BertModel(nn.Module):
+class BertModel(TokenEncoder):
+    """BERT's embeddings and encoder, recorded as model.recording.TokenEncoder records (forward, trace_layer, ...)."""
+
     def __init__(self, config: BertConfig, add_pooler: bool = True, add_mlm_head: bool = False):
         super().__init__()
         self.config = config
@@ -164,43 +169,29 @@ class BertModel(nn.Module):
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if add_pooler else None
         self.mlm_head = BertMLMHead(config) if add_mlm_head else None
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
-                attn_mask=None, record=False) -> ModelOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; token_type_ids (B, T);
-        attn_mask (T, T) bool (True = blocked) or additive, e.g. a causal mask, on top of the padding."""
-        x, emb_trace = self.embeddings(input_ids, token_type_ids, record)
-        kpm = self._key_padding(attention_mask, x.dtype)
-        x, attentions, trace = self.encoder.encode(x, attn_mask, kpm, record, emb_trace, output_attentions)
-        pooled = torch.tanh(self.pooler(x[:, 0])) if self.pooler is not None else None  # (B, H)
-        return ModelOutput(x, attentions, pooled, trace)
+    @property
+    def facts(self) -> ModelFacts:
+        """What this BERT is, from its config: Post-LN, learned positions, segment embeddings, no final norm."""
+        c = self.config
+        return ModelFacts(BERT, c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.intermediate_size,
+                          c.hidden_act, norm_first=False, final_norm=False, positional="learned",
+                          max_positions=c.max_position_embeddings, vocab_size=c.vocab_size,
+                          token_types=c.type_vocab_size, embedding_norm=True)
 
-    @staticmethod
-    def _key_padding(attention_mask, dtype) -> Tensor | None:
+    def embed(self, input_ids, token_type_ids, record):
+        return self.embeddings(input_ids, token_type_ids, record)
+
+    def key_padding(self, attention_mask, dtype) -> Tensor | None:
         if attention_mask is None or bool(attention_mask.all()):  # all ones: nothing to mask
             return None
-        # Hugging Face adds the dtype's minimum, not -inf: equal probabilities, and an all-padding
-        # row stays finite exactly as it does there.
-        return (1.0 - attention_mask.to(dtype)) * torch.finfo(dtype).min  # (B, T) additive
+        return hf_padding_mask(attention_mask, dtype)  # (B, T) additive
 
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
-        """forward(record=True) reduced to each layer's input (layers, B, T, H), every attention map
-        (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
-        last layer's feed-forward (Encoder.inputs_and_attentions). The app keeps these and recomputes the rest."""
-        x, _ = self.embeddings(input_ids, None, True)
-        return self.encoder.inputs_and_attentions(x, attn_mask, self._key_padding(attention_mask, x.dtype))
+    def pool(self, x: Tensor) -> Tensor | None:
+        return torch.tanh(self.pooler(x[:, 0])) if self.pooler is not None else None  # (B, H)
 
-    def stack_output(self, x: Tensor) -> Tensor:
-        """forward(record=True).trace.output from the last layer's output x: the same (Post-LN, no final norm)."""
-        return x
-
-    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
-        """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""
-        return self.embeddings(input_ids, token_type_ids, True)[1]
-
-    def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
-        """Layer `index` alone, recorded, from its input x (B, T, H) and the forward pass's masks: equal to
-        forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
-        return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask, x.dtype), True)[2]
+    def position_vectors(self) -> Tensor:
+        """(max_positions, H): the learned vector added at each position."""
+        return self.embeddings.position_embeddings(self.max_positions)[0]
 
     def mlm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, H) -> (B, T, vocab) scores for a masked token; only for checkpoints with a masked-LM head."""

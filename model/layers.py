@@ -5,7 +5,6 @@ and TransformerDecoderLayer, so their state_dicts load strictly. Inside, everyth
 """
 from collections.abc import Callable
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -24,14 +23,6 @@ def get_activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Te
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-_IN_PLACE = {F.relu: torch.relu_, F.gelu: torch.ops.aten.gelu_}
-
-
-def _no_grad_needed(t: Tensor) -> bool:
-    """True when autograd will not need `t` as it is, so it may be overwritten."""
-    return not (torch.is_grad_enabled() and t.requires_grad)
-
-
 class _ResidualLayer(nn.Module):
     """What encoder and decoder layers share: the FFN and the residual wiring."""
 
@@ -43,24 +34,18 @@ class _ResidualLayer(nn.Module):
         self.activation = get_activation(activation)
         self.activation_relu_or_gelu = self.activation in (F.relu, F.gelu)  # as PyTorch records it
 
-    def _ffn_hidden(self, x: Tensor, record: bool) -> Tensor:
-        hidden = self.linear1(x)  # (B, T, d_ff)
-        if not record and _no_grad_needed(hidden) and self.activation in _IN_PLACE:
-            return _IN_PLACE[self.activation](hidden)  # inference: no second (B, T, d_ff) tensor
-        return self.activation(hidden)
-
     def _residual(self, x: Tensor, norm: nn.LayerNorm, dropout: nn.Dropout, sublayer, record: bool):
         """Post-LN: norm(x + f(x)); Pre-LN: x + f(norm(x)). f returns (output, extra)."""
         sub_in = norm(x) if self.norm_first else x
         sub_out, extra = sublayer(sub_in)
         sub_out = dropout(sub_out)
-        residual = sub_out.add_(x) if not record and _no_grad_needed(sub_out) else x + sub_out
+        residual = x + sub_out
         out = residual if self.norm_first else norm(residual)
         return out, extra, (ResidualTrace(x, sub_in, sub_out, residual, out) if record else None)
 
     def _ffn(self, x: Tensor, norm: nn.LayerNorm, dropout: nn.Dropout, record: bool):
-        def ffn(h):
-            hidden = self._ffn_hidden(h, record)
+        def ffn(h):  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
+            hidden = self.activation(self.linear1(h))  # (B, T, d_ff)
             return self.linear2(self.dropout(hidden)), hidden
 
         return self._residual(x, norm, dropout, ffn, record)
@@ -173,6 +158,16 @@ class DecoderLayer(_ResidualLayer):
     def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                memory_key_padding_mask=None, record=False):
         """x (B, T, E), memory (B, S, E) -> (B, T, E), LayerTrace or None."""
+        x, sa_trace, sa_block, ca_trace, ca_block = self.attention_blocks(
+            x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, record)
+        x, hidden, ffn_block = self._ffn(x, self.norm3, self.dropout3, record)
+        return x, (LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block) if record else None)
+
+    def attention_blocks(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                         memory_key_padding_mask=None, record=False):
+        """The first two residual blocks, as decode runs them: masked self-attention, then cross-attention to the
+        memory. Returns (out, self AttentionTrace, its ResidualTrace, cross AttentionTrace, its ResidualTrace),
+        the traces None without record."""
         x, (_, sa_trace), sa_block = self._self_attention(x, self.norm1, self.dropout1, tgt_mask,
                                                           tgt_key_padding_mask, record)
 
@@ -182,5 +177,4 @@ class DecoderLayer(_ResidualLayer):
             return out, trace
 
         x, ca_trace, ca_block = self._residual(x, self.norm2, self.dropout2, cross, record)
-        x, hidden, ffn_block = self._ffn(x, self.norm3, self.dropout3, record)
-        return x, (LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block) if record else None)
+        return x, sa_trace, sa_block, ca_trace, ca_block

@@ -1,7 +1,54 @@
 """Which keys a query may see. PyTorch's convention: a bool mask is True where attention is
-blocked; a float mask is added to the scores (-inf blocks, 0 lets through)."""
+blocked; a float mask is added to the scores (-inf blocks, 0 lets through).
+
+Defined here once, for the model, the pages, the links and the tests: the names of the masks a page can ask
+for, the score a blocked key gets, and which additive values count as blocked.
+"""
 import torch
 from torch import Tensor
+
+# The masks a page offers, by the name a link carries (?mask=...).
+NO_MASK, CAUSAL, PADDING, CUSTOM, CAUSAL_PADDING = "none", "causal", "padding", "custom", "causal+padding"
+MASK_KINDS = (NO_MASK, CAUSAL, PADDING, CUSTOM, CAUSAL_PADDING)
+
+BLOCKED = float("-inf")  # what a blocked key's score gets added (PyTorch): e^-inf = 0, exactly
+# What an additive mask must be at or below for a key to count as blocked when it is drawn or explained: -inf,
+# Hugging Face's dtype minimum (hf_blocked), and the -1e9 that many tutorials fill blocked scores with. Above it,
+# a value is a bias (-1e4 still leaves a score of 1e4 a chance).
+BLOCKED_AT = -1e9
+
+
+def hf_blocked(dtype=torch.float32) -> float:
+    """The score Hugging Face's BERT adds at padding: the dtype's minimum, not -inf (so that a row of nothing but
+    padding stays finite, spread evenly, exactly as it does there)."""
+    return torch.finfo(dtype).min
+
+
+def is_blocked(additive):
+    """True where an additive mask (a tensor or a numpy array) blocks: at or below BLOCKED_AT."""
+    return additive <= BLOCKED_AT
+
+
+def shows_future(kind: str) -> bool:
+    """Whether a mask of this kind lets a query see later keys (False for the causal kinds)."""
+    return kind not in (CAUSAL, CAUSAL_PADDING)
+
+
+def pads(kind: str) -> bool:
+    """Whether a mask of this kind pads the sequence and blocks the padding."""
+    return kind in (PADDING, CAUSAL_PADDING)
+
+
+def attention_mask_of(kind: str, size: int, blocked_keys=()) -> Tensor | None:
+    """The (T, T) bool attn_mask (True = blocked) of a page's mask kind over `size` tokens, or None if it blocks
+    nothing: causal blocks later keys, custom blocks the keys `blocked_keys` (positions past the end are ignored).
+    Padding is not in it: it goes to the model as Hugging Face's attention_mask."""
+    if kind not in MASK_KINDS:
+        raise ValueError(f"mask kind must be one of {MASK_KINDS}, not {kind!r}")
+    blocked = causal_mask(size) if not shows_future(kind) else torch.zeros(size, size, dtype=torch.bool)
+    if kind == CUSTOM:
+        blocked[:, [i for i in blocked_keys if 0 <= i < size]] = True
+    return blocked if blocked.any() else None
 
 
 def causal_mask(size: int, key_size: int | None = None, device=None) -> Tensor:
@@ -12,7 +59,7 @@ def causal_mask(size: int, key_size: int | None = None, device=None) -> Tensor:
 def square_subsequent_mask(size: int, device=None, dtype=torch.float32) -> Tensor:
     """The additive causal mask of torch.nn.Transformer.generate_square_subsequent_mask."""
     blocked = causal_mask(size, device=device)
-    return torch.zeros(size, size, device=device, dtype=dtype).masked_fill(blocked, float("-inf"))
+    return torch.zeros(size, size, device=device, dtype=dtype).masked_fill(blocked, BLOCKED)
 
 
 def key_padding_mask(attention_mask: Tensor) -> Tensor:
@@ -20,12 +67,17 @@ def key_padding_mask(attention_mask: Tensor) -> Tensor:
     return attention_mask == 0
 
 
+def hf_padding_mask(attention_mask: Tensor, dtype=torch.float32) -> Tensor:
+    """Hugging Face's (B, S) attention_mask -> (B, S) additive, the dtype's minimum at padding (hf_blocked)."""
+    return (1.0 - attention_mask.to(dtype)) * hf_blocked(dtype)
+
+
 def to_additive(mask: Tensor | None, dtype=torch.float32) -> Tensor | None:
     """Bool (True = blocked) -> 0 / -inf; a float mask is returned as it is, in `dtype`."""
     if mask is None:
         return None
     if mask.dtype == torch.bool:
-        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, BLOCKED)
     if not mask.is_floating_point():
         raise TypeError(f"a mask must be bool or float, got {mask.dtype}")
     return mask.to(dtype)
@@ -69,5 +121,6 @@ def merge_masks(
 
 
 def fully_blocked_rows(mask: Tensor) -> Tensor:
-    """(..., L, 1) bool: query rows whose every key is blocked (-inf) in an additive mask."""
+    """(..., L, 1) bool: query rows whose every key is -inf in an additive mask. Only -inf, as in PyTorch's
+    scaled_dot_product_attention: a row of Hugging Face's finite minimum is softmaxed as Hugging Face does."""
     return torch.isneginf(mask).all(dim=-1, keepdim=True)

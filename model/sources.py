@@ -11,6 +11,7 @@ A source's label and reason, and every error load() raises, are shown in the pag
 """
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from .directories import (
     operator_dirs,
     scrub,
 )
+from .facts import ModelFacts, SpecialTokens
 from .text import TextEncoder
 
 DEFAULT_KEY = "minilm"
@@ -95,6 +97,11 @@ class LoadedModel:
     def encode(self, text: str) -> Encoded:
         """Tokenise with the checkpoint's own tokenizer, cutting to the model's maximum positions."""
         return encode_text(self.tokenizer, self.model.max_positions, text)
+
+    @functools.cached_property
+    def facts(self) -> ModelFacts:
+        """The model's facts with its tokenizer's special tokens."""
+        return with_tokenizer(self.model.facts, self.tokenizer)
 
 
 def packaged_model_dir() -> Path | None:
@@ -201,6 +208,15 @@ class LoadedSeq2Seq:
     def encode(self, text: str) -> Encoded:
         """Tokenise a source or target text, cutting it to the model's maximum positions."""
         return encode_text(self.tokenizer, self.model.max_positions, text)
+
+    @functools.cached_property
+    def facts(self) -> ModelFacts:
+        """The encoder-decoder's facts with its tokenizer's special tokens."""
+        return with_tokenizer(self.model.facts, self.tokenizer)
+
+
+def with_tokenizer(facts: ModelFacts, tokenizer) -> ModelFacts:
+    return dataclasses.replace(facts, special_tokens=SpecialTokens.from_tokenizer(tokenizer))
 
 
 def encode_text(tokenizer, max_positions: int, text: str) -> Encoded:

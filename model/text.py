@@ -7,12 +7,19 @@ import math
 
 from torch import Tensor, nn
 
+from .facts import ENCODER, ENCODER_DECODER, ModelFacts
 from .layers import EncoderLayer
 from .masks import causal_mask
 from .masks import key_padding_mask as to_key_padding_mask
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace, TransformerTrace
+from .recording import TokenEncoder
+from .trace import EmbeddingTrace, TransformerTrace
 from .transformer import Encoder, Transformer
+
+
+def _name(activation) -> str:
+    """An activation given by name ("gelu") or as a function (F.gelu) -> its name."""
+    return activation if isinstance(activation, str) else activation.__name__
 
 
 class TextEmbedding(nn.Module):
@@ -36,8 +43,9 @@ class TextEmbedding(nn.Module):
         return x, (EmbeddingTrace(token, position, None, summed, x) if record else None)
 
 
-class TextEncoder(nn.Module):
-    """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model."""
+class TextEncoder(TokenEncoder):
+    """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model, recorded as
+    model.recording.TokenEncoder records."""
 
     def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
                  norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
@@ -48,44 +56,20 @@ class TextEncoder(nn.Module):
                              norm_first=norm_first)
         self.encoder = Encoder(layer, num_layers, nn.LayerNorm(d_model) if norm_first else None,
                                enable_nested_tensor=False)
+        self.facts = ModelFacts(ENCODER, num_layers, nhead, d_model, dim_feedforward, _name(activation), norm_first,
+                                final_norm=norm_first, positional=positional, max_positions=max_len,
+                                vocab_size=vocab_size)
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=True, *,
-                attn_mask=None, record=False) -> ModelOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding; attn_mask (T, T), True = blocked.
+    def embed(self, input_ids, token_type_ids, record):
+        """token_type_ids is accepted for BERT's signature and ignored."""
+        return self.embedding(input_ids, record)
 
-        token_type_ids is accepted for BERT's signature and ignored.
-        """
-        x, emb = self.embedding(input_ids, record)
-        x, attentions, trace = self.encoder.encode(x, attn_mask, self._key_padding(attention_mask), record, emb,
-                                                   output_attentions)
-        if self.encoder.norm is not None:
-            x = self.encoder.norm(x)
-            trace = StackTrace(emb, trace.layers, x) if record else None
-        return ModelOutput(x, attentions, None, trace)
-
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
-        """forward(record=True) reduced to each layer's input (layers, B, T, E), every attention map
-        (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
-        last layer's feed-forward (Encoder.inputs_and_attentions). The app keeps these and recomputes the rest."""
-        x, _ = self.embedding(input_ids, True)
-        return self.encoder.inputs_and_attentions(x, attn_mask, self._key_padding(attention_mask))
-
-    def stack_output(self, x: Tensor) -> Tensor:
-        """forward(record=True).trace.output from the last layer's output x: after the final norm of Pre-LN."""
-        return x if self.encoder.norm is None else self.encoder.norm(x)
-
-    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
-        """The embedding alone, recorded: equal to forward(record=True).trace.embeddings."""
-        return self.embedding(input_ids, True)[1]
-
-    def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
-        """Layer `index` alone, recorded, from its input x (B, T, E) and the forward pass's masks: equal to
-        forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
-        return self.encoder.layers[index].encode(x, attn_mask, self._key_padding(attention_mask), True)[2]
-
-    @staticmethod
-    def _key_padding(attention_mask) -> Tensor | None:
+    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
         return None if attention_mask is None else to_key_padding_mask(attention_mask)
+
+    def position_vectors(self) -> Tensor:
+        """(max_positions, E): what is added at each position, the sinusoidal table or the learned vectors."""
+        return self.embedding.position(self.max_positions)[0]
 
 
 class TextTransformer(nn.Module):
@@ -98,6 +82,9 @@ class TextTransformer(nn.Module):
         self.embedding = TextEmbedding(vocab_size, d_model, positional, max_len, dropout)
         self.transformer = Transformer(d_model, nhead, num_layers, num_layers, dim_feedforward, dropout, activation,
                                        batch_first=True, norm_first=norm_first)
+        self.facts = ModelFacts(ENCODER_DECODER, num_layers, nhead, d_model, dim_feedforward, _name(activation),
+                                norm_first, final_norm=True, positional=positional, max_positions=max_len,
+                                vocab_size=vocab_size, decoder_layers=num_layers)
 
     def forward(self, src_ids, tgt_ids, src_attention_mask=None, tgt_attention_mask=None, *, record=False):
         """(B, S), (B, T) ids -> decoder output (B, T, E), and a TransformerTrace when record=True."""

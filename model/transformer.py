@@ -1,17 +1,12 @@
 """Stacks of layers: Encoder, Decoder and the encoder-decoder Transformer, as torch.nn has them."""
-import copy
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
 from .masks import square_subsequent_mask
+from .recording import Stack
 from .trace import StackTrace, TransformerTrace
-
-
-def _clones(layer: nn.Module, n: int) -> nn.ModuleList:
-    return nn.ModuleList(copy.deepcopy(layer) for _ in range(n))
 
 
 def _padding_positions(key_padding_mask: Tensor) -> Tensor:
@@ -19,13 +14,12 @@ def _padding_positions(key_padding_mask: Tensor) -> Tensor:
     return key_padding_mask if key_padding_mask.dtype == torch.bool else key_padding_mask != 0
 
 
-class Encoder(nn.Module):
+class Encoder(Stack):
     """N encoder layers and an optional final norm (as nn.TransformerEncoder)."""
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
-        super().__init__()
-        self.layers = _clones(encoder_layer, num_layers)
-        self.num_layers, self.norm, self.mask_check = num_layers, norm, mask_check
+        super().__init__(encoder_layer, num_layers, norm)
+        self.mask_check = mask_check
         self.enable_nested_tensor = enable_nested_tensor
         attn = encoder_layer.self_attn
         self.use_nested_tensor = enable_nested_tensor and isinstance(encoder_layer, EncoderLayer) and not (
@@ -48,18 +42,16 @@ class Encoder(nn.Module):
         out = _restore(out, batch_first, unbatched)
         return (out, trace) if record else out
 
-    def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, embeddings=None, need_weights=False):
-        """x (B, T, E) through every layer (no final norm).
+    def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, embeddings=None, need_weights=False,
+               until=None):
+        """x (B, T, E) through every layer, or layers 0..until (no final norm).
 
         Returns (B, T, E), per-layer attention probabilities (B, nh, T, T) or None, StackTrace or None.
         """
-        layer_traces, attentions = [], []
-        for layer in self.layers:
-            x, probs, trace = layer.encode(x, attn_mask, key_padding_mask, record, need_weights)
-            layer_traces.append(trace)
-            attentions.append(probs)
-        return (x, tuple(attentions) if need_weights else None,
-                StackTrace(embeddings, tuple(layer_traces), x) if record else None)
+        x, attentions, trace = self.run(
+            x, lambda layer, h: layer.encode(h, attn_mask, key_padding_mask, record, need_weights), record, until,
+            embeddings)
+        return x, attentions if need_weights else None, trace
 
     def inputs_and_attentions(self, x, attn_mask=None, key_padding_mask=None) -> tuple[Tensor, Tensor, Tensor | None]:
         """Each layer's input and attention probabilities as encode(x, record=True) computes them, bit for bit,
@@ -69,16 +61,15 @@ class Encoder(nn.Module):
         Returns inputs (layers, B, T, E), probabilities (layers, B, nh, T, T), and the additive mask every layer
         applied (B|1, nh|1, T, T) or None.
         """
-        inputs, probs, last = [], [], len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            inputs.append(x)
-            if i < last:
-                x, _, trace = layer.encode(x, attn_mask, key_padding_mask, True)
-                attention = trace.self_attn
-            else:  # the attention block alone, recorded as encode records it
-                _, (_, attention), _ = layer.self_attention_block(x, attn_mask, key_padding_mask, True)
-            probs.append(attention.probs)
-        return torch.stack(inputs), torch.stack(probs), attention.mask
+        def record_layer(layer, h):
+            h, _, trace = layer.encode(h, attn_mask, key_padding_mask, True)
+            return h, trace
+
+        def record_attention(layer, h):  # the attention block alone, recorded as encode records it
+            return (layer.self_attention_block(h, attn_mask, key_padding_mask, True)[1][1],)
+
+        inputs, blocks = self.inputs_and_blocks(x, record_layer, record_attention)
+        return inputs, torch.stack([b[0].probs for b in blocks]), blocks[-1][0].mask
 
     def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
         """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.
@@ -98,13 +89,8 @@ class Encoder(nn.Module):
         return not (torch.is_grad_enabled() and any(t.requires_grad for t in args))
 
 
-class Decoder(nn.Module):
+class Decoder(Stack):
     """N decoder layers and an optional final norm (as nn.TransformerDecoder)."""
-
-    def __init__(self, decoder_layer, num_layers, norm=None):
-        super().__init__()
-        self.layers = _clones(decoder_layer, num_layers)
-        self.num_layers, self.norm = num_layers, norm
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False, *, record=False):
@@ -121,16 +107,41 @@ class Decoder(nn.Module):
         return (out, trace) if record else out
 
     def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-               memory_key_padding_mask=None, record=False, embeddings=None):
-        """Batch-first (B, T, E) through every layer and the final norm. Returns (B, T, E), StackTrace or None."""
-        layer_traces = []
-        for layer in self.layers:
-            x, trace = layer.decode(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                                    memory_key_padding_mask, record)
-            layer_traces.append(trace)
-        if self.norm is not None:
+               memory_key_padding_mask=None, record=False, embeddings=None, until=None):
+        """Batch-first (B, T, E) through every layer and the final norm, or through layers 0..until (no final norm).
+        Returns (B, T, E), StackTrace or None."""
+        def layer_pass(layer, h):
+            h, trace = layer.decode(h, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                                    record)
+            return h, None, trace
+
+        x, _, trace = self.run(x, layer_pass, record, until, embeddings)
+        if until is None and self.norm is not None:
             x = self.norm(x)
-        return x, (StackTrace(embeddings, tuple(layer_traces), x) if record else None)
+            trace = StackTrace(embeddings, trace.layers, x) if record else None
+        return x, trace
+
+    def inputs_and_attentions(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                              memory_key_padding_mask=None):
+        """Each layer's input and both attention maps as decode(record=True) computes them, bit for bit, without the
+        last layer's feed-forward. A decoding step t is row t of every map (the self-attention is causal).
+
+        Returns inputs (layers, B, T, E), self-attention (layers, B, nh, T, T), cross-attention
+        (layers, B, nh, T, S), and the additive masks of the self- and the cross-attention (or None).
+        """
+        masks = (tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+
+        def record_layer(layer, h):
+            return layer.decode(h, memory, *masks, record=True)
+
+        def record_attention(layer, h):  # the two attention blocks alone, recorded as decode records them
+            blocks = layer.attention_blocks(h, memory, *masks, record=True)
+            return blocks[1], blocks[3]
+
+        inputs, blocks = self.inputs_and_blocks(x, record_layer, record_attention)
+        self_attn, cross = blocks[-1]
+        return (inputs, torch.stack([b[0].probs for b in blocks]), torch.stack([b[1].probs for b in blocks]),
+                self_attn.mask, cross.mask)
 
 
 class Transformer(nn.Module):

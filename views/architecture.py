@@ -75,9 +75,8 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
 
 
 def random_shape(loaded, config: RandomConfig) -> Shape:
-    vocab = loaded.model.embedding.token_embedding.num_embeddings
-    return Shape.from_text_encoder(vocab, config.d_model, config.d_ff, config.num_layers, config.norm_first,
-                                   config.positional, config.max_len)
+    return Shape.from_text_encoder(loaded.facts.vocab_size, config.d_model, config.d_ff, config.num_layers,
+                                   config.norm_first, config.positional, config.max_len)
 
 
 def show_pretrained(seq_len: int) -> None:
@@ -86,12 +85,11 @@ def show_pretrained(seq_len: int) -> None:
     if source is None or not source.available:
         st.info(f"The pretrained model is not available here: {source.reason if source else 'not listed'}.")
         return
-    bert = or_stop("The pretrained model", loaded_model, Choice(DEFAULT_KEY)).model
+    loaded = or_stop("The pretrained model", loaded_model, Choice(DEFAULT_KEY))
+    bert = loaded.model
     shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
-    c = bert.config
-    st.caption(f"{c.num_hidden_layers} layers, {c.num_attention_heads} heads, d_model {c.hidden_size}, "
-               f"d_ff {c.intermediate_size}, learned positions and segment embeddings, Post-LN, GELU.")
-    show_costs(shape, min(seq_len, bert.max_positions), bert, "all-MiniLM-L6-v2", formulas_open=False)
+    st.caption(loaded.facts.summary() + ".")
+    show_costs(shape, min(seq_len, loaded.facts.max_positions), bert, "all-MiniLM-L6-v2", formulas_open=False)
 
 
 def view(page: Page) -> None:

@@ -6,6 +6,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from model.masks import is_blocked
 from model.sources import RANDOM_KEY
 from views import downloads, state
 from views.frame import Page
@@ -53,7 +54,7 @@ def _blocked(layer) -> np.ndarray:
     T = layer.self_attn.probs.shape[-1]
     if mask is None:
         return np.zeros((T, T), dtype=bool)
-    return np.broadcast_to(mask.numpy() < -1e9, layer.self_attn.probs.shape)[0, 0]
+    return np.broadcast_to(is_blocked(mask.numpy()), layer.self_attn.probs.shape)[0, 0]
 
 
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:

@@ -2,17 +2,18 @@
 import numpy as np
 import streamlit as st
 
+from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
 from views import downloads, state
 from views.frame import Page
 from views.pickers import chart_config
-from views.runs import MASK_KINDS, Mask
+from views.runs import Mask
 from views.runs import run as run_of
 from viz.attention import heatmap_spec
 from viz.labels import token_label
 from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
 
-KIND_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding", "custom": "Custom",
-               "causal+padding": "Causal + padding"}
+KIND_LABELS = {NO_MASK: "None", CAUSAL: "Causal", PADDING: "Padding", CUSTOM: "Custom",
+               CAUSAL_PADDING: "Causal + padding"}
 MAX_EXTRA_PADDING = 32  # the padding slider reaches this many [PAD] tokens past the sentence
 MAX_TOKENS_FOR_ALL = 256  # above this, the page shows one of its three (T, T) maps at a time (at most 1 MB a page)
 
@@ -41,18 +42,18 @@ def intro() -> None:
 
 def choose_mask(tokens: tuple[str, ...], max_positions: int) -> Mask:
     """The mask kind and its settings (padding length, blocked keys), all bound to the URL."""
-    kind = state.choice("Mask", "mask", MASK_KINDS, "causal", widget="segmented_control",
+    kind = state.choice("Mask", "mask", MASK_KINDS, CAUSAL, widget="segmented_control",
                         format_func=lambda k: KIND_LABELS.get(k, k))
     pad_to, blocked = 0, ()
     T = len(tokens)
-    if "padding" in kind:
+    if pads(kind):
         high = min(max_positions, T + MAX_EXTRA_PADDING)
         pad_to = state.int_slider("Pad the sentence to (tokens)", "pad_to", T, high, min(high, T + 8))
         if pad_to <= T:
             why = (f"the model reads at most {max_positions}" if T >= max_positions
                    else "move the slider past it to add [PAD] tokens")
             st.info(f"The sentence has {T} tokens ({why}): no [PAD] is added, so padding masks nothing.")
-    if kind == "custom":
+    if kind == CUSTOM:
         blocked = tuple(sorted(state.int_list("Key tokens to block", "blocked", range(T),
                                               lambda i: token_label(tokens, i))))
         if not blocked:
@@ -62,8 +63,8 @@ def choose_mask(tokens: tuple[str, ...], max_positions: int) -> Mask:
 
 def does_nothing(mask: Mask, T: int) -> bool:
     """True when the mask blocks nothing, so the unmasked run can be reused (no second forward pass)."""
-    return (mask.kind == "none" or (mask.kind == "custom" and not mask.blocked)
-            or (mask.kind == "padding" and mask.pad_to <= T))
+    return (mask.kind == NO_MASK or (mask.kind == CUSTOM and not mask.blocked)
+            or (mask.kind == PADDING and mask.pad_to <= T))
 
 
 def masked_difference(masked: np.ndarray, unmasked: np.ndarray) -> np.ndarray:
@@ -91,7 +92,7 @@ def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
 def view(page: Page) -> None:
     """The mask's settings, its matrix, the attention under it and what it changed, the downloads."""
     plain = page.run  # no mask: the baseline, and the sentence's tokens
-    mask = choose_mask(plain.tokens, page.model().model.max_positions)
+    mask = choose_mask(plain.tokens, page.model().facts.max_positions)
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
     col1, col2 = st.columns(2)

@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from model.positional import LearnedPositionalEmbedding, sinusoidal_table
+from model.positional import sinusoidal_table
 from views import state
 from views.errors import failure
 from views.frame import Page
@@ -33,16 +33,13 @@ def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
         loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
         return None, failure("The model", e)
-    model = loaded.model
-    if hasattr(model, "embeddings"):  # BertModel
-        weight = model.embeddings.position_embeddings.weight
-        return weight.detach().numpy(), f"{loaded.source.label}: learned during pre-training"
-    position = model.embedding.position  # TextEncoder
-    if isinstance(position, LearnedPositionalEmbedding):
-        return position.weight.detach().numpy(), f"{loaded.source.label}: learned positions, untrained (random)"
-    return None, (f"{loaded.source.label} adds the sinusoidal table itself (base 10000, d_model = "
-                  f"{position.table.shape[1]}); choose a BERT model or a random model with learned positions "
-                  "in the sidebar to compare.")
+    facts = loaded.facts
+    if facts.positional == "sinusoidal":
+        return None, (f"{loaded.source.label} adds the sinusoidal table itself (base 10000, d_model = "
+                      f"{facts.d_model}); choose a BERT model or a random model with learned positions "
+                      "in the sidebar to compare.")
+    how = "learned positions, untrained (random)" if loaded.source.kind == "random" else "learned during pre-training"
+    return loaded.model.position_vectors().detach().numpy(), f"{loaded.source.label}: {how}"
 
 
 def sampled(table: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

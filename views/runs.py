@@ -11,14 +11,12 @@ from views.memory import budget, cached
 from views.model_thread import may_trace, on_model_thread
 from views.models import Choice, loaded_model, model_key, resident
 
-MASK_KINDS = ("none", "causal", "padding", "custom", "causal+padding")
-
 
 @dataclass(frozen=True)
 class Mask:
     """What the masks page asks for; the other pages use Mask() (no mask)."""
 
-    kind: str = "none"
+    kind: str = "none"  # one of model.masks.MASK_KINDS
     pad_to: int = 0  # padding: the sequence is padded with [PAD] up to this many tokens
     blocked: tuple[int, ...] = ()  # custom: key positions no query may see
 
@@ -118,26 +116,15 @@ class _Layers(Sequence):
         return self._run.layer(index % len(self), self._cache)
 
 
-def _attn_mask(mask: Mask, T: int):
-    import torch
-
-    from model.masks import causal_mask
-
-    blocked = torch.zeros(T, T, dtype=torch.bool)
-    if "causal" in mask.kind:
-        blocked |= causal_mask(T)
-    if mask.kind == "custom":
-        blocked[:, [i for i in mask.blocked if i < T]] = True
-    return blocked if blocked.any() else None
-
-
 def model_masks(mask: Mask, padding: np.ndarray) -> tuple:
     """What the model is given for `mask` over a sequence padded where `padding` is True:
     (attention_mask (1, T), 1 = token, or None; attn_mask (T, T), True = blocked, or None)."""
     import torch
 
+    from model.masks import attention_mask_of
+
     attention_mask = torch.tensor([[0 if p else 1 for p in padding]]) if padding.any() else None
-    return attention_mask, _attn_mask(mask, len(padding))
+    return attention_mask, attention_mask_of(mask.kind, len(padding), mask.blocked)
 
 
 def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
@@ -146,6 +133,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     import torch
 
     from model.footprint import encoder_pass_bytes, stack_sizes
+    from model.masks import pads
 
     model = resident(choice)
     loaded = model.loaded
@@ -153,10 +141,10 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     ids = encoded.input_ids[0].tolist()
     tokens = list(encoded.tokens)
     pad = 0
-    if "padding" in mask.kind and mask.pad_to > len(ids):
-        pad = min(mask.pad_to, loaded.model.max_positions) - len(ids)
-        pad_id = loaded.tokenizer.pad_token_id or 0
-        ids, tokens = ids + [pad_id] * pad, tokens + [loaded.tokenizer.pad_token or "[PAD]"] * pad
+    if pads(mask.kind) and mask.pad_to > len(ids):
+        pad = min(mask.pad_to, loaded.facts.max_positions) - len(ids)
+        pad_token, pad_id = loaded.facts.special_tokens.pad or ("[PAD]", 0)
+        ids, tokens = ids + [pad_id] * pad, tokens + [pad_token] * pad
     padding = np.array([False] * (len(ids) - pad) + [True] * pad)
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding

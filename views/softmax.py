@@ -33,7 +33,7 @@ def view(page: Page) -> None:
     query = state.choice("Query token", "query", range(T), 1 if T > 2 else 0, container=col3,
                          format_func=lambda i: token_label(run.tokens, i))
     attn = run.attention(layer)
-    d_k = attn.q.shape[-1]
+    d_k = page.model().facts.head_dim
     by_factor = sorted(SCALE_OPTIONS, key=lambda o: scale_factor(o, d_k))
     option = state.choice("Scale (temperature) τ of q·k", "scale", by_factor, "standard", widget="radio",
                           horizontal=True, format_func=lambda o: scale_label(o, d_k))

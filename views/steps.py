@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from model.masks import is_blocked
 from views import state
 from views.frame import Page
 from views.pickers import chart_config
@@ -86,6 +87,7 @@ def step(shown: View, title: str, formula: str, panels: list[Panel], note: str =
 def view(page: Page) -> None:
     """The sliders, then the twelve steps of one layer and head."""
     run = page.run
+    facts = page.model().facts
     T = len(run.tokens)
     labels = long_text_labels(run.tokens, MAX_ROWS)
 
@@ -94,7 +96,7 @@ def view(page: Page) -> None:
     head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
     lt = run.trace.layers[layer]
     attn, sa_block = lt.self_attn, lt.self_attn_block
-    d_model, d_k, d_ff = attn.output.shape[-1], attn.q.shape[-1], lt.ffn_hidden.shape[-1]
+    d_model, d_k, d_ff = facts.d_model, facts.head_dim, facts.d_ff
     col3, col4 = st.columns(2)
     row0 = state.int_slider("First token shown", "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
                             help=f"Each heatmap shows at most {MAX_ROWS} tokens.")
@@ -103,17 +105,17 @@ def view(page: Page) -> None:
     state.show_notices()
     shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
 
-    pre_ln = not torch.equal(sa_block.sublayer_in, sa_block.input)
+    pre_ln = facts.norm_first
     st.info(("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
              r"$y = x + f(\mathrm{LN}(x))$." if pre_ln else
              r"**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \mathrm{LN}(x + f(x))$.")
             + f" d_model = {d_model}, {run.num_heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
-    input_step(shown, run, layer, sa_block)
+    input_step(shown, run, layer, sa_block, facts.embedding_norm)
     attention_steps(shown, attn, sa_block, head, pre_ln)
-    output_steps(shown, page, layer, pre_ln)
+    output_steps(shown, run, layer, facts)
 
 
-def input_step(shown: View, run, layer: int, sa_block) -> None:
+def input_step(shown: View, run, layer: int, sa_block, bert: bool) -> None:
     """1: the embeddings (layer 0), or the previous layer's output."""
     emb = run.trace.embeddings
     if layer == 0 and emb is not None:
@@ -122,7 +124,7 @@ def input_step(shown: View, run, layer: int, sa_block) -> None:
             panels.append(Panel("segment embedding", "T, d_model", rows_of(emb.token_type)))
         panels += [Panel("position", "T, d_model", rows_of(emb.position)),
                    Panel("sum", "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
-        bert = emb.token_type is not None
+        # bert (facts.embedding_norm): LayerNorm of the sum; the others scale the tokens by sqrt(d_model)
         step(shown, "1. X: token embedding + position",
              r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
              else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
@@ -134,7 +136,7 @@ def input_step(shown: View, run, layer: int, sa_block) -> None:
 
 def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> None:
     """2-10: one head's Q, K, V, scores, mask, softmax and A V; the heads concatenated, W_O, Add (& Norm)."""
-    T, d_model, d_k = attn.output.shape[-2], attn.output.shape[-1], attn.q.shape[-1]
+    T, d_model, d_k = attn.output.shape[-2], attn.output.shape[-1], attn.q.shape[-1]  # (1, T, d_model), (1, h, T, d_k)
     x_in = r"\mathrm{LN}(X)" if pre_ln else "X"
     qkv = [Panel(f"{n} (head {head})", "T, d_k", rows_of(part[0, head])) for n, part in
            (("Q", attn.q), ("K", attn.k), ("V", attn.v))]
@@ -150,7 +152,7 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
     step(shown, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
     step(shown, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
          [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
-    masked = scaled if mask is None else np.where(mask < -1e9, np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
+    masked = scaled if mask is None else np.where(is_blocked(mask), np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
     # Without a mask S' is the matrix of step 4, bit for bit: not drawn (and sent) twice.
     step(shown, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
          [] if mask is None else [Panel("+ M", "T, T", masked, keys=True)],
@@ -178,13 +180,12 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
               Panel("Y", "T, d_model", rows_of(sa_block.output))])
 
 
-
-def output_steps(shown: View, page: Page, layer: int, pre_ln: bool) -> None:
+def output_steps(shown: View, run, layer: int, facts) -> None:
     """11-12: the feed-forward network and the layer's output."""
-    run = page.run
     lt = run.trace.layers[layer]
     ffn_block = lt.ffn_block
-    act = page.choice.random.activation.upper() if page.choice.random else "GELU"
+    pre_ln = facts.norm_first
+    act = facts.activation.upper()
     y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
     ffn = [Panel(f"hidden = {act}(…)", "T, d_ff", rows_of(lt.ffn_hidden)),
            Panel("FFN output", "T, d_model", rows_of(ffn_block.sublayer_out))]
@@ -192,7 +193,7 @@ def output_steps(shown: View, page: Page, layer: int, pre_ln: bool) -> None:
         ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
     step(shown, "11. Feed-forward network", rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
     if pre_ln:
-        last = layer == run.num_layers - 1
+        last = layer == run.num_layers - 1 and facts.final_norm
         step(shown, "12. Add: the layer's output", r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
              [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
              + ([Panel("final LN(Z)", "T, d_model", rows_of(run.trace.output))] if last else []),

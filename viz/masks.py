@@ -2,6 +2,7 @@
 import numpy as np
 import plotly.graph_objects as go
 
+from model.masks import is_blocked
 from viz import wire
 from viz.attention import axis_labels
 
@@ -12,13 +13,13 @@ DIFF_FLOOR = 0.01  # the colour range is at least ±this, so float noise (~1e-7)
 def blocked_from_additive(mask, T: int) -> np.ndarray:
     """An additive mask broadcastable to (..., T, T) -> (T, T) bool, True where a key is blocked.
 
-    -inf and Hugging Face's dtype minimum (about -3.4e38) both count as blocked; None means nothing is.
+    What counts as blocked is model.masks.is_blocked (-inf, Hugging Face's dtype minimum, ...); None blocks nothing.
     """
     if mask is None:
         return np.zeros((T, T), dtype=bool)
     m = np.asarray(mask, dtype=np.float32)
     m = np.broadcast_to(m, m.shape[:-2] + (T, T)).reshape(-1, T, T)  # (n, T, T)
-    return (m <= np.finfo(np.float32).min / 2).any(axis=0)
+    return is_blocked(m).any(axis=0)
 
 
 def _layout(fig: go.Figure, n: int, title: str) -> go.Figure:

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from model.masks import is_blocked
 from viz.attention import axis_labels
 
 BLOCKED_COLOR = "#9e9e9e"
@@ -47,9 +48,10 @@ def scale_label(option: str, d_k: int) -> str:
 
 
 def as_neg_inf(mask_row) -> np.ndarray:
-    """An additive mask row with blocked keys as exactly -inf (some models use a huge negative number)."""
+    """An additive mask row with blocked keys (model.masks.is_blocked) as exactly -inf (some models use a huge
+    negative number)."""
     m = np.asarray(mask_row, dtype=np.float64)
-    return np.where(m < -1e9, -np.inf, m)
+    return np.where(is_blocked(m), -np.inf, m)
 
 
 def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool = False) -> go.Figure:

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from model.compiled import CompiledPass
+from model.masks import CAUSAL_PADDING, CUSTOM
 from model.sources import RandomConfig
 from tests.identical import assert_identical
 from views import model_thread, models, runs
@@ -21,14 +22,14 @@ def test_a_bert_base_run_of_128_tokens_costs_under_15_mb():
     assert size < 15e6
 
 
-@pytest.mark.parametrize("mask", [runs.Mask(), runs.Mask("causal+padding", pad_to=14),
-                                  runs.Mask("custom", blocked=(2, 3))])
+@pytest.mark.parametrize("mask", [runs.Mask(), runs.Mask(CAUSAL_PADDING, pad_to=14),
+                                  runs.Mask(CUSTOM, blocked=(2, 3))])
 def test_recomputed_details_equal_a_full_recorded_pass(mask):
     text = "Attention is what the visualizer shows"
     run = runs.compute_run(models.Choice("minilm"), text, mask)
     loaded = models.loaded_model(models.Choice("minilm"))
     attention_mask, attn_mask = runs.model_masks(mask, run.padding)
-    assert (attention_mask is None) == (mask.kind != "causal+padding")  # the padded case is padded
+    assert (attention_mask is None) == (mask.kind != CAUSAL_PADDING)  # the padded case is padded
     with torch.inference_mode():
         full = loaded.model(torch.tensor([run.ids]), attention_mask, attn_mask=attn_mask, record=True).trace
     assert_identical(run.trace.embeddings, full.embeddings, "embeddings")

@@ -6,6 +6,7 @@ import itertools
 import pytest
 import torch
 
+from model.masks import CAUSAL_PADDING, NO_MASK, PADDING, attention_mask_of, pads
 from model.text import TextEncoder
 from tests.identical import assert_identical
 
@@ -23,15 +24,15 @@ def inputs(batch):
 
 
 EVERY_CASE = pytest.mark.parametrize("which, batch, masks", list(itertools.product(
-    ["bert", "post-LN", "pre-LN"], [1, 3], ["none", "padding", "causal+padding"])))
+    ["bert", "post-LN", "pre-LN"], [1, 3], [NO_MASK, PADDING, CAUSAL_PADDING])))
 
 
 def recorded(tiny_bert, which, batch, masks):
     """(model, ids, attention_mask, attn_mask, forward(record=True).trace) for one case."""
     model = tiny_bert if which == "bert" else text_encoder(which == "pre-LN")
     ids, attention_mask = inputs(batch)
-    attention_mask = None if masks == "none" else attention_mask
-    attn_mask = torch.ones(10, 10, dtype=torch.bool).triu(1) if "causal" in masks else None
+    attention_mask = attention_mask if pads(masks) else None
+    attn_mask = attention_mask_of(masks, 10)
     with torch.inference_mode():
         trace = model(ids, attention_mask, attn_mask=attn_mask, record=True).trace
     return model, ids, attention_mask, attn_mask, trace

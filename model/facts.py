@@ -1,0 +1,80 @@
+"""What a model is, said as data: kind, normalisation, activation, positions, sizes, special tokens.
+
+Every model the app builds or reads carries its ModelFacts (`model.facts`, and `loaded.facts` with the
+tokenizer's special tokens), written from its configuration when it is made. A page reads them; it never
+guesses them from tensors, class names or which attributes a module has.
+"""
+from dataclasses import dataclass, field
+
+BERT, ENCODER, ENCODER_DECODER, TRANSLATOR = "bert", "encoder", "encoder-decoder", "translator"
+KINDS = (BERT, ENCODER, ENCODER_DECODER, TRANSLATOR)
+POSITIONAL_KINDS = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    """The tokenizer's special tokens by role, each as (text, id); None where it has none."""
+
+    pad: tuple[str, int] | None = None
+    unk: tuple[str, int] | None = None
+    cls: tuple[str, int] | None = None  # starts a sequence ([CLS]; a translator's <bos>)
+    sep: tuple[str, int] | None = None  # ends a sequence ([SEP]; a translator's <eos>)
+    mask: tuple[str, int] | None = None
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer) -> "SpecialTokens":
+        """A Hugging Face tokenizer's pad/unk/cls/sep/mask tokens (bos/eos where it has no cls/sep)."""
+        def role(*names):
+            for name in names:
+                text, index = getattr(tokenizer, f"{name}_token", None), getattr(tokenizer, f"{name}_token_id", None)
+                if text is not None and index is not None:
+                    return str(text), int(index)
+            return None
+
+        return cls(role("pad"), role("unk"), role("cls", "bos"), role("sep", "eos"), role("mask"))
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """One model's architecture as data. Sizes are per stack: an encoder-decoder has `layers` encoder layers and
+    `decoder_layers` decoder layers (0 for an encoder alone)."""
+
+    kind: str  # one of KINDS
+    layers: int
+    heads: int
+    d_model: int
+    d_ff: int
+    activation: str  # "gelu", "relu", or a Hugging Face name such as "gelu_new"
+    norm_first: bool  # Pre-LN: x + f(LN(x)); Post-LN (False): LN(x + f(x))
+    final_norm: bool  # a LayerNorm after the last layer of each stack
+    positional: str  # one of POSITIONAL_KINDS
+    max_positions: int
+    vocab_size: int
+    decoder_layers: int = 0
+    token_types: int = 0  # rows of BERT's segment embedding (0: the model has none)
+    embedding_norm: bool = False  # BERT normalises the summed embeddings; the others scale tokens by sqrt(d_model)
+    special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
+        if self.positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, not {self.positional!r}")
+        if self.heads < 1 or self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of heads ({self.heads})")
+
+    @property
+    def head_dim(self) -> int:
+        """d_k = d_model / heads: the width of each head's queries, keys and values."""
+        return self.d_model // self.heads
+
+    @property
+    def norm_name(self) -> str:
+        return "Pre-LN" if self.norm_first else "Post-LN"
+
+    def summary(self) -> str:
+        """One line for a caption: "6 layers, 12 heads, d_model 384, d_ff 1536, GELU, Post-LN, learned positions"."""
+        layers = (f"{self.layers} + {self.decoder_layers} layers" if self.decoder_layers else f"{self.layers} layers")
+        segments = ", segment embeddings" if self.token_types else ""
+        return (f"{layers}, {self.heads} heads, d_model {self.d_model}, d_ff {self.d_ff}, {self.activation.upper()}, "
+                f"{self.norm_name}, {self.positional} positions{segments}")
