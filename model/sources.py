@@ -88,20 +88,24 @@ class Encoded:
     total_tokens: int  # tokens before truncation, special tokens included
 
 
-@dataclass(frozen=True)
-class LoadedModel:
-    source: ModelSource
-    model: nn.Module  # BertModel or TextEncoder, in eval mode; shared, never mutated
-    tokenizer: object
+class WithTokenizer:
+    """A loaded model (.model) with its tokenizer (.tokenizer): texts encoded for it, and what it is."""
 
     def encode(self, text: str) -> Encoded:
-        """Tokenise with the checkpoint's own tokenizer, cutting to the model's maximum positions."""
+        """Tokenise a text, cutting it to the model's maximum positions."""
         return encode_text(self.tokenizer, self.model.max_positions, text)
 
     @functools.cached_property
     def facts(self) -> ModelFacts:
         """The model's facts with its tokenizer's special tokens."""
         return with_tokenizer(self.model.facts, self.tokenizer)
+
+
+@dataclass(frozen=True)
+class LoadedModel(WithTokenizer):
+    source: ModelSource
+    model: nn.Module  # BertModel or TextEncoder, in eval mode; shared, never mutated
+    tokenizer: object
 
 
 def packaged_model_dir() -> Path | None:
@@ -198,21 +202,12 @@ def load(source: ModelSource, random_config: RandomConfig | None = None) -> Load
 
 
 @dataclass(frozen=True)
-class LoadedSeq2Seq:
+class LoadedSeq2Seq(WithTokenizer):
     """A randomly initialised encoder-decoder with the packaged model's tokenizer (no pretrained one is offline)."""
 
     config: RandomConfig
     model: nn.Module  # model.text.TextTransformer in eval mode; shared, never mutated
     tokenizer: object
-
-    def encode(self, text: str) -> Encoded:
-        """Tokenise a source or target text, cutting it to the model's maximum positions."""
-        return encode_text(self.tokenizer, self.model.max_positions, text)
-
-    @functools.cached_property
-    def facts(self) -> ModelFacts:
-        """The encoder-decoder's facts with its tokenizer's special tokens."""
-        return with_tokenizer(self.model.facts, self.tokenizer)
 
 
 def with_tokenizer(facts: ModelFacts, tokenizer) -> ModelFacts:
