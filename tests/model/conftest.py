@@ -108,9 +108,20 @@ def module_state(root: nn.Module) -> dict:
         for name, m in root.named_modules()}
 
 
+def check_stack(trace, num_layers: int):
+    """A model.trace.StackTrace of num_layers layers, each layer's input the previous one's output."""
+    from model.trace import LayerTrace, StackTrace
+
+    assert isinstance(trace, StackTrace) and len(trace.layers) == num_layers
+    assert all(isinstance(layer, LayerTrace) for layer in trace.layers)
+    for before, after in zip(trace.layers, trace.layers[1:]):
+        close(after.input, before.output)
+    assert trace.attentions == tuple(layer.self_attn.probs for layer in trace.layers)
+
+
 HELPERS = SimpleNamespace(randomize=randomize, blocked=blocked, additive=additive, attention_mask=attention_mask,
                           padding_mask=padding_mask, self_masks=self_masks, decoder_masks=decoder_masks, close=close,
-                          module_state=module_state)
+                          module_state=module_state, check_stack=check_stack)
 
 
 TINY_BERT = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
@@ -166,3 +177,17 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("self_mask_case", list(SELF_MASK_CASES))
     if "decoder_mask_case" in metafunc.fixturenames:
         metafunc.parametrize("decoder_mask_case", list(DECODER_MASK_CASES))
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """Tiny random BERT checkpoints: the bare encoder and a masked-LM one, as safetensors and as .bin."""
+    import transformers
+    from bert_checkpoints import as_binary, save_tiny
+
+    root = tmp_path_factory.mktemp("bert")
+    base = save_tiny(root / "base", transformers.BertModel, seed=0)
+    mlm = save_tiny(root / "mlm", transformers.BertForMaskedLM, seed=1)
+    return {"base": base, "mlm": mlm, "base-bin": as_binary(base, root / "base-bin"),
+            "mlm-bin": as_binary(mlm, root / "mlm-bin")}
+

@@ -7,9 +7,23 @@ import numpy as np
 import pytest
 import torch
 
-from model.masks import (BLOCKED, BLOCKED_AT, CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING,
-                         attention_mask_of, causal_mask, hf_blocked, hf_padding_mask, is_blocked, pads,
-                         shows_future)
+from model.masks import (
+    BLOCKED,
+    BLOCKED_AT,
+    CAUSAL,
+    CAUSAL_PADDING,
+    CUSTOM,
+    MASK_KINDS,
+    NO_MASK,
+    PADDING,
+    attention_mask_of,
+    causal_mask,
+    hf_blocked,
+    hf_padding_mask,
+    is_blocked,
+    pads,
+    shows_future,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,14 @@ from hypothesis import strategies as st
 from torch import nn
 
 from model import MultiHeadAttention, Transformer, scaled_dot_product_attention
-from model.masks import (causal_mask, fully_blocked_rows, key_padding_mask, merge_masks, square_subsequent_mask,
-                         to_additive)
+from model.masks import (
+    causal_mask,
+    fully_blocked_rows,
+    key_padding_mask,
+    merge_masks,
+    square_subsequent_mask,
+    to_additive,
+)
 
 FAST = settings(max_examples=30, deadline=None)
 NEG_INF = float("-inf")

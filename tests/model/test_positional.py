@@ -7,8 +7,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rotation_for_offset,
-                              sinusoidal_table)
+from model.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    rotation_for_offset,
+    sinusoidal_table,
+)
 
 FAST = settings(max_examples=40, deadline=None)
 
