@@ -54,10 +54,11 @@ def test_a_figure_spec_sends_what_its_figure_sends(name):
 
 def test_a_figure_spec_is_not_changed_by_sending_it():
     z = np.array([[0.25, 0.75]], dtype=np.float32)
-    spec = FigureSpec([{"type": "heatmap", "z": z, "x": ["a", "b"], "y": ["q"]}], {"height": 300})
+    data, layout = [{"type": "heatmap", "z": z, "x": ["a", "b"], "y": ["q"]}], {"height": 300}
+    spec = FigureSpec(data, layout)
     first = sent(spec)
     assert spec.to_dict() is not spec.to_dict()
-    assert spec._spec[0][0]["z"] is z and spec._spec[1] == {"height": 300}  # arrays still arrays, no template
+    assert data[0]["z"] is z and layout == {"height": 300}  # what it was given: arrays still arrays, no template
     assert sent(spec) == first
     template = go.Figure().to_dict()["layout"].get("template")  # plotly's, or None if app.py set no default
     assert spec.to_dict()["layout"].get("template") == template
