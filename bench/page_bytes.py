@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--detail", action="store_true", help="bytes by kind of message, per page")
     args = parser.parse_args()
     query = urlencode({"text": sentence(args.tokens)})
-    names = [root.name for root in args.root]
+    names = [root.resolve().name for root in args.root]  # "." is this checkout
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, default model, {args.tokens} tokens, MB = 10^6 bytes\n")
     print("| page | " + " | ".join(f"{n} (MB)" for n in names) + " |")
     print("|---|" + "---:|" * len(names))
