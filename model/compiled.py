@@ -15,7 +15,6 @@ import warnings
 import torch
 from torch import Tensor, nn
 
-
 # torch 2.13 says torch.jit.trace is deprecated (see CompiledPass). A filter, not warnings.catch_warnings(),
 # which is not thread-safe and the tracing runs on a model thread.
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.trace(_method)?` is deprecated", category=DeprecationWarning)

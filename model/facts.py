@@ -53,6 +53,7 @@ class ModelFacts:
     decoder_layers: int = 0
     token_types: int = 0  # rows of BERT's segment embedding (0: the model has none)
     embedding_norm: bool = False  # BERT normalises the summed embeddings; the others scale tokens by sqrt(d_model)
+    source_vocab_size: int = 0  # a translator's source vocabulary (vocab_size is then its target's); 0: one vocabulary
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
 
     def __post_init__(self):
