@@ -134,6 +134,19 @@ def progress(step: int, steps: int, loss: float, score: float, started: float) -
           flush=True)
 
 
+def readme_figures(m: dict) -> str:
+    """The README's lines about a training run, from its metrics (a test checks that the README holds them)."""
+    test, reached = m["test"], next((e for e in m["evaluations"] if e["exact_match"] >= 0.995), None)
+    wrong = ", ".join(f"{k} {v['wrong']}/{v['total']}" for k, v in test["errors_by_kind"].items() if v["wrong"])
+    lines = [f"- seed {m['seed']}: {m['steps']} steps of {m['batch']} sentences in {m['train_seconds']} s on "
+             f"{m['threads']} CPU threads (evaluations and snapshots included)",
+             f"- held-out test: {test['exact_match']:.2%} exact on {test['sentences']:,} sentences drawn with seed "
+             f"{test['seed']} (wrong by kind: {wrong or 'none'})"]
+    if reached:
+        lines.insert(1, f"- validation first at 99.5 % or more after {reached['step']} steps, {reached['seconds']} s")
+    return "\n".join(lines)
+
+
 def write(result: dict, out: Path) -> None:
     result["model"].eval().save(out)
     save_file(result["snapshots"], out / SNAPSHOTS)
@@ -173,6 +186,7 @@ def main(argv=None) -> int:
     m = result["metrics"]
     print(f"{m['steps']} steps in {m['train_seconds']} s; held-out exact match {m['test']['exact_match']:.2%} on "
           f"{m['test']['sentences']} sentences (seed {m['test']['seed']}); written to {args.out}")
+    print(f"For the README:\n{readme_figures(m)}")
     return 0
 
 

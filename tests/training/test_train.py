@@ -62,3 +62,9 @@ def test_the_shipped_weights_translate_held_out_sentences_they_never_saw():
 
 def test_everything_shipped_stays_under_10_mb():
     assert sum(p.stat().st_size for p in SHIPPED.iterdir()) < 10 * 2 ** 20
+
+
+def test_the_readmes_figures_come_from_the_shipped_metrics_file():
+    metrics = json.loads((SHIPPED / train.METRICS).read_text())
+    readme = (SHIPPED.parents[2] / "README.md").read_text(encoding="utf-8")
+    assert train.readme_figures(metrics) in readme
