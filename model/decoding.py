@@ -50,6 +50,18 @@ class Sampling:
         return probs
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """A whole decoding, recorded as it went: the words, and every attention of every step, per layer and head.
+    Row t of the decoder's maps is step t (the word after <bos> w1..wt); a word never sees a later one (0 there)."""
+
+    ids: Tensor  # (B, T) the words written, <eos> then <pad> at the end of each row
+    logits: Tensor  # (B, T, V) the scores each word was chosen from
+    encoder: Tensor  # (layers, B, nh, S, S) the encoder's self-attention
+    decoder: Tensor  # (layers, B, nh, T, T) the decoder's causal self-attention, step by step
+    cross: Tensor  # (layers, B, nh, T, S) each step's attention to the source
+
+
 def heads_off_for(model, heads: Iterable[tuple[str, int, int]]) -> HeadsOff | None:
     heads = list(heads)
     return HeadsOff(heads, model.config.num_layers, model.config.nhead) if heads else None
@@ -61,20 +73,23 @@ def max_steps(model, src_ids: Tensor) -> int:
 
 
 def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off=(), incremental: bool = True,
-             steps: int | None = None) -> Tensor:
+             steps: int | None = None, record: bool = False):
     """Greedy (sampling None) or sampled decoding of a batch of sources (B, S) -> ids (B, T), each row ending
-    with <eos> (or cut at `steps`), <pad> after it."""
+    with <eos> (or cut at `steps`), <pad> after it. With record=True (incremental only), a Decoding instead."""
     off = heads_off_for(model, heads_off)
-    if off is not None and not incremental:
-        raise ValueError("heads can be switched off only in incremental decoding")
+    if (off is not None or record) and not incremental:
+        raise ValueError("heads are switched off and steps recorded only in incremental decoding")
     generator = None if sampling is None else torch.Generator().manual_seed(sampling.seed)
     B, steps = src_ids.size(0), steps or max_steps(model, src_ids)
     ids = torch.full((B, 1), BOS_ID, dtype=torch.long)
     done = torch.zeros(B, dtype=torch.bool)
     memory, cache = (encode(model, src_ids, off), Cache()) if incremental else (_formula_memory(model, src_ids), None)
+    rows = []  # per step: logits (B, V), self (layers, B, nh, t + 1), cross (layers, B, nh, S)
     for _ in range(steps):
         if incremental:
-            logits, cache, _, _ = step(model, memory, cache, ids[:, -1], off)
+            logits, cache, self_rows, cross_rows = step(model, memory, cache, ids[:, -1], off)
+            if record:
+                rows.append((logits, self_rows, cross_rows))
         else:
             logits = _formula_step(model, memory, src_ids, ids)
         if sampling is None:
@@ -86,7 +101,17 @@ def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off
         done |= word == EOS_ID
         if done.all():
             break
-    return ids[:, 1:]
+    return _recorded(ids[:, 1:], memory, rows) if record else ids[:, 1:]
+
+
+def _recorded(ids: Tensor, memory: Memory, rows) -> Decoding:
+    T = len(rows)
+    layers, B, nh, _ = rows[-1][1].shape
+    decoder = rows[-1][1].new_zeros(layers, B, nh, T, T)
+    for t, (_, self_rows, _) in enumerate(rows):
+        decoder[..., t, :t + 1] = self_rows
+    return Decoding(ids, torch.stack([r[0] for r in rows], 1), memory.attentions, decoder,
+                    torch.stack([r[2] for r in rows], 3))
 
 
 def _formula_memory(model, src_ids: Tensor) -> Tensor:

@@ -129,3 +129,26 @@ def test_heads_are_named_block_layer_head_and_checked():
         HeadsOff([("decoder", 2, 0)], 2, 4)
     with pytest.raises(ValueError, match="incremental"):
         generate(random_translator(), torch.tensor([[4, 5]]), heads_off=[("cross", 0, 0)], incremental=False)
+
+
+def test_a_recorded_decoding_holds_every_attention_and_equals_the_formulas_trace_of_its_words(shipped):
+    src = sources(shipped, MORE)
+    with torch.inference_mode():
+        decoding = generate(shipped, src, record=True)
+        assert torch.equal(decoding.ids, generate(shipped, src))
+        tgt = torch.cat([torch.full((len(MORE), 1), BOS_ID), decoding.ids[:, :-1]], 1)  # what each step read
+        logits, trace = shipped(src, tgt.masked_fill(tgt == EOS_ID, PAD_ID), record=True)
+    T, S = decoding.ids.size(1), src.size(1)
+    assert decoding.decoder.shape == (2, len(MORE), 4, T, T) and decoding.cross.shape == (2, len(MORE), 4, T, S)
+    for row, words in enumerate(decoding.ids.tolist()):
+        n = words.index(EOS_ID) + 1  # the steps this sentence really took
+        torch.testing.assert_close(decoding.logits[row, :n], logits[row, :n], atol=1e-5, rtol=0)
+        for layer in range(2):
+            torch.testing.assert_close(decoding.encoder[layer, row], trace.encoder.layers[layer].self_attn.probs[row],
+                                       atol=1e-6, rtol=0)
+            ours, theirs = decoding.decoder[layer, row, :, :n, :n], trace.decoder.layers[layer].self_attn.probs
+            torch.testing.assert_close(ours, theirs[row, :, :n, :n], atol=1e-6, rtol=0)
+            torch.testing.assert_close(decoding.cross[layer, row, :, :n], trace.decoder.layers[layer].cross_attn.probs[
+                row, :, :n], atol=1e-6, rtol=0)
+    off = generate(shipped, src, heads_off=[("cross", 1, 3)], record=True)
+    assert torch.all(off.cross.sum(-1)[:, 0] > 0.999)  # a head switched off still attends; only its output is gone
