@@ -30,7 +30,7 @@ from model.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens,
 
 from . import language
 
-SNAPSHOT_STEPS = (0, 10, 25, 50, 75, 100, 150, 200, 300, 400, 600)  # and the last step
+SNAPSHOT_STEPS = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400)  # and the last step: where it learns
 SNAPSHOTS = "snapshots.safetensors"
 TRAINING_FORMS = {language.STATEMENT: 0.45, language.QUESTION: 0.45, language.NEGATION: 0.1}
 VALIDATION_FORMS = dict.fromkeys(language.FORMS, 1.0)  # stop only when every form is learned
@@ -121,7 +121,8 @@ def train(args) -> dict:
         "parameters": sum(p.numel() for p in model.parameters()), "config": vars(config),
         "language_size": language.SIZE, "held_out_percent": language.HELD_OUT_PERCENT,
         "loss": losses, "evaluations": evaluations,
-        "snapshots": [{"step": s, "exact_match": snapshot_scores[s]} for s in sorted(snapshot_scores)],
+        "snapshots": [{"step": s, "exact_match": snapshot_scores[s], "loss": losses[s - 1] if s else None}
+                      for s in sorted(snapshot_scores)],
         "test": {"sentences": args.test, "seed": args.test_seed, "exact_match": score,
                  "errors_by_kind": {k: {"wrong": w, "total": n} for k, (w, n) in by_kind.items()}}}}
 
