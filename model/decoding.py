@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from .incremental import Cache, HeadsOff, Memory, encode, step
-from .masks import causal_mask
+from .masks import BLOCKED, causal_mask
 from .vocabulary import BOS_ID, EOS_ID, PAD_ID, english_text
 
 
@@ -39,7 +39,7 @@ class Sampling:
         z = logits / self.temperature
         if self.top_k is not None and self.top_k < z.size(-1):
             kth = z.topk(self.top_k, dim=-1).values[:, -1:]  # (B, 1)
-            z = z.masked_fill(z < kth, float("-inf"))
+            z = z.masked_fill(z < kth, BLOCKED)  # a word cut off, as a blocked key: e^-inf = 0
         probs = torch.softmax(z, dim=-1)
         if self.top_p is not None:
             sorted_probs, order = probs.sort(dim=-1, descending=True)
