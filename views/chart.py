@@ -16,6 +16,7 @@ The look is Streamlit's chart theme for this app (views/chart_static/theme.json,
 .streamlit/config.toml; tests/e2e/test_mounted_chart.py compares the two) and the same toolbar (chart_config()).
 """
 import base64
+import contextlib
 import hashlib
 import json
 import struct
@@ -53,7 +54,8 @@ def _loader() -> str:
 # (the first run imports this module), that is for the server's one runtime.
 components_v1.declare_component("static", path=str(STATIC))
 components_v1.declare_component("plotly", path=str(PLOTLY_JS))
-_mount = st.components.v2.component("attnviz_chart", js=_loader(), isolate_styles=False)
+COMPONENT = "attnviz_chart"  # the components-v2 name of every chart element
+_mount = st.components.v2.component(COMPONENT, js=_loader(), isolate_styles=False)
 
 
 def pack(figure: dict, config: dict) -> bytes:
@@ -80,8 +82,28 @@ def pack(figure: dict, config: dict) -> bytes:
     return b"".join([struct.pack("<I", len(header)), header, *blobs])
 
 
-def show_chart(figure, key: str, config: dict | None = None) -> None:
-    """Draw a plotly figure (a go.Figure or a viz FigureSpec) at this place of the page, in the chart named `key`
+def received(payload: bytes) -> tuple[dict, dict]:
+    """(figure, config) as pack() was given them, typed arrays in plotly's base64 form again: what a chart got."""
+    (length,) = struct.unpack_from("<I", payload)
+    header = json.loads(payload[4:4 + length])
+    blobs = memoryview(payload)[4 + length:]
+
+    def typed(value):
+        if isinstance(value, dict):
+            if isinstance(value.get("dtype"), str) and isinstance(value.get("bdata"), dict):
+                at, n = value["bdata"]["at"], value["bdata"]["bytes"]
+                return {**value, "bdata": base64.b64encode(blobs[at:at + n]).decode("ascii")}
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        return value
+
+    return typed(header["figure"]), header["config"]
+
+
+def show_chart(figure, key: str, config: dict | None = None, container=None) -> None:
+    """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
     SVG download); default chart_config()."""
-    _mount(key=f"chart-{key}", data=pack(figure.to_dict(), chart_config() if config is None else config))
+    with container if container is not None else contextlib.nullcontext():
+        _mount(key=f"chart-{key}", data=pack(figure.to_dict(), chart_config() if config is None else config))

@@ -3,8 +3,8 @@ import numpy as np
 import streamlit as st
 
 from views import downloads, state
-from views.frame import Page
 from views.chart import show_chart
+from views.frame import Page
 from viz.attention import heatmap_spec
 
 
