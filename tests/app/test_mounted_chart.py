@@ -6,7 +6,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from apptest_harness import charts, open_page
 
-from views.chart import pack, received
+from bench.load_protocol import CHART_COMPONENT
+from views.chart import COMPONENT, pack, received
 from viz.attention import CHART_CONFIG, heatmap_spec
 from viz.masks import difference_heatmap
 
@@ -28,6 +29,10 @@ def test_a_big_map_goes_as_its_raw_bytes_not_base64():
     payload = pack(figure.to_dict(), CHART_CONFIG)
     assert 512 * 512 * 2 < len(payload) < 512 * 512 * 2 + 30_000  # the uint16 map, the labels, the rest
     assert len(payload) < 0.8 * len(pio.to_json(figure.to_dict(), validate=False))  # st.plotly_chart's: base64
+
+
+def test_the_load_client_counts_the_mounted_charts():
+    assert CHART_COMPONENT == COMPONENT
 
 
 def test_the_heatmap_page_mounts_one_chart_with_the_sessions_toolbar():
