@@ -28,6 +28,9 @@ from websockets.exceptions import WebSocketException
 
 from bench.load_widgets import Widget, add_widget_states, drawn_widget
 
+# views.chart.COMPONENT, the app's mounted charts (not imported: a load client stays free of the app's modules)
+CHART_COMPONENT = "attnviz_chart"
+
 SUCCESS = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 USER_AGENT = "attnviz-load/1 (Streamlit websocket protocol)"
 
@@ -255,7 +258,8 @@ class Session:
             result.problems.append(f"exception in the page: {e.type + ': ' if e.type else ''}{e.message[:300]}")
         elif kind == "alert" and element.alert.format == element.alert.ERROR:
             result.problems.append(f"st.error: {element.alert.body[:200]}")
-        elif kind == "plotly_chart":
+        elif kind == "plotly_chart" or (kind == "bidi_component"
+                                        and element.bidi_component.component_name == CHART_COMPONENT):
             result.charts += 1
         widget = drawn_widget(msg, self.widgets)
         if widget is not None:

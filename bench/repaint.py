@@ -108,7 +108,7 @@ def main() -> None:
     if args.loop:
         return loop_long_texts(args.loop)
     query = f"?{urlencode({'text': sentence(args.tokens)})}" if args.tokens else ""
-    results = {(root.name, busy): [] for root in args.root for busy in (False, True)}
+    results = {(root.resolve().name, busy): [] for root in args.root for busy in (False, True)}
     with contextlib.ExitStack() as stack:
         urls = [stack.enter_context(spawn(root / "app.py", session_ttl=None)).url for root in args.root]
         browser = stack.enter_context(chromium())
@@ -116,9 +116,9 @@ def main() -> None:
             repaint_times(browser, url + query, 2)
         for _ in range(args.rounds):
             for root, url in zip(args.root, urls):
-                results[(root.name, False)] += repaint_times(browser, url + query, args.moves)
+                results[(root.resolve().name, False)] += repaint_times(browser, url + query, args.moves)
                 with busy_user(url):
-                    results[(root.name, True)] += repaint_times(browser, url + query, args.moves)
+                    results[(root.resolve().name, True)] += repaint_times(browser, url + query, args.moves)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, heatmap page, {args.tokens or 'default'} tokens, "
           f"{args.rounds} rounds x {args.moves} head moves\n")
     print("| checkout | beside | median (ms) | p25 / p75 (ms) | max (ms) |")

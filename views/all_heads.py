@@ -4,6 +4,7 @@ from contextlib import nullcontext
 import streamlit as st
 
 from views import state
+from views.chart import show_chart
 from views.frame import Page, link_to
 from views.memory import cached
 from views.models import Choice
@@ -71,7 +72,7 @@ def preview(run: Run, layer: int, head: int, auto: bool, container) -> None:
         fig.update_layout(xaxis_title="key", yaxis_title="query")
         container.caption(f"{len(run.tokens)} tokens: preview downsampled ({POOL_NAMES['max']} of "
                           f"{tile.factor}×{tile.factor} cells); the big view has every token.")
-    container.plotly_chart(fig, config=chart_config(), key="preview")
+    show_chart(fig, key="preview", container=container)
 
 
 def view(page: Page) -> None:

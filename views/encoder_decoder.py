@@ -9,11 +9,12 @@ import streamlit as st
 from model.masks import is_blocked
 from model.sources import RANDOM_KEY
 from views import downloads, state
+from views.chart import show_chart
 from views.frame import Page
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.models import Choice, model_key, resident
-from views.pickers import MAX_TEXT_CHARS, chart_config, random_config
+from views.pickers import MAX_TEXT_CHARS, random_config
 from viz.attention import heatmap_spec
 
 DEFAULT_SRC = "The cat sat on the mat."
@@ -159,21 +160,21 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool) -> None:
     S, T = len(run.src_tokens), len(run.tgt_tokens)
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                                     f"Decoder masked self-attention, {which}"), config=chart_config())
+        show_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
+                                f"Decoder masked self-attention, {which}"), key="decoder-self")
         st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
                    "triangle): while predicting, a target token can only see the ones before it and itself. "
                    "[CLS] plays the start-of-sequence token.")
     with right:
-        st.plotly_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                                     f"Cross-attention, {which}"), config=chart_config())
+        show_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
+                                f"Cross-attention, {which}"), key="cross")
         st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                    "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                                     f"Encoder self-attention, {which}"), config=chart_config())
+        show_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
+                                f"Encoder self-attention, {which}"), key="encoder-self")
         st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                    "directions.")
     with right:

@@ -3,8 +3,8 @@ import numpy as np
 import streamlit as st
 
 from views import downloads, state
+from views.chart import show_chart
 from views.frame import Page
-from views.pickers import chart_config
 from viz.attention import heatmap_spec
 
 
@@ -21,9 +21,9 @@ def view(page: Page) -> None:
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
     which = "mean of heads" if mean else f"head {head}"
     # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
-    st.plotly_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}",
-                                 auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} "
-                                 f"layers × {run.num_heads} heads · {run.label}"), config=chart_config())
+    show_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}", auto_range=auto_range,
+                            note=f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · "
+                            f"{run.label}"), key="heatmap")
 
     downloads.button("Download this map (CSV)", lambda: downloads.head_csv(np.asarray(probs), run.tokens),
                      f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")

@@ -4,8 +4,8 @@ import streamlit as st
 
 from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
 from views import downloads, state
+from views.chart import show_chart
 from views.frame import Page
-from views.pickers import chart_config
 from views.runs import Mask
 from views.runs import run as run_of
 from viz.attention import heatmap_spec
@@ -124,19 +124,19 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
 
     left, right = st.columns(2)
     if big_map in ("all", "mask"):
-        left.plotly_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"),
-                          config=chart_config())
+        show_chart(mask_heatmap(blocked, run.tokens, title=f"Mask: {KIND_LABELS[mask.kind]}"), key="mask",
+                   container=left)
     left.caption(f"{int(blocked.sum()):,} of {Tm * Tm:,} cells blocked · dark = the query (row) may not see the key "
                  "(column).")
     if big_map in ("all", "attention"):
-        right.plotly_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
-                                        title=f"Attention with the mask · layer {layer}, head {head}"),
-                           config=chart_config())
+        show_chart(heatmap_spec(np.where(blocked, np.nan, probs), run.tokens, run.tokens,
+                                title=f"Attention with the mask · layer {layer}, head {head}"), key="attention",
+                   container=right)
         right.caption("Blocked cells are gaps; each row still sums to 1 over the keys it may see.")
         left, right = st.columns(2)
     if big_map in ("all", "difference"):
-        right.plotly_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
-                           config=chart_config())
+        show_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
+                   key="difference", container=right)
         explain_difference(left, diff, T, Tm)
     st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 

@@ -8,8 +8,8 @@ import torch
 
 from model.masks import is_blocked
 from views import state
+from views.chart import show_chart
 from views.frame import Page
-from views.pickers import chart_config
 from viz.labels import long_text_labels
 from viz.matrix import matrix_heatmap, shape_label, window
 
@@ -58,7 +58,7 @@ def draw(shown: View, panel: Panel, container) -> None:
     z = panel.values[shown.row0:shown.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
-    container.plotly_chart(fig, config=chart_config(), key=f"chart-{panel.name}")
+    show_chart(fig, key=panel.name, container=container)
     parts = []
     if (shown.row0, shown.row1) != (0, T):
         parts.append(f"tokens {shown.row0}–{shown.row1 - 1} of {T}")

@@ -1,12 +1,13 @@
-"""What the AppTest page tests share: the app's path, opening a page as a shared link, plotly arrays."""
+"""What the AppTest page tests share: the app's path, opening a page as a shared link, its charts, plotly arrays."""
 import base64
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from views import registry
+from views import chart, registry
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 120
@@ -44,5 +45,24 @@ def link_value(at: AppTest, name: str) -> str | None:
     return value[-1] if isinstance(value, list) else value
 
 
+@dataclass(frozen=True)
+class Chart:
+    """A chart as the browser gets it: plotly's figure and config, and the bytes the figure took."""
+    figure: dict
+    config: dict
+    size: int
+
+
+def charts(at: AppTest) -> list[Chart]:
+    """The page's charts: st.plotly_chart's in page order, then the mounted ones (views.chart) in page order."""
+    found = [Chart(json.loads(c.proto.spec), json.loads(c.proto.config or "{}"), len(c.proto.spec))
+             for c in at.get("plotly_chart")]
+    for element in at.get("bidi_component"):
+        if element.proto.component_name == chart.COMPONENT:
+            figure, config = chart.received(element.proto.bytes)
+            found.append(Chart(figure, config, len(element.proto.bytes)))
+    return found
+
+
 def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [c.figure for c in charts(at)]

@@ -1,5 +1,4 @@
 """The All heads page in Streamlit's AppTest: the mosaic, URL state, the link to the big view, bad input."""
-import json
 from urllib.parse import parse_qs
 
 import apptest_harness as harness
@@ -76,7 +75,7 @@ def test_512_tokens_stay_light():
     assert not at.exception
     assert any("the rest was cut" in w.value for w in at.warning)
     assert any("512 tokens" in c.value and "8×8" in c.value for c in at.caption)
-    mosaic, preview = at.get("plotly_chart")
-    assert len(mosaic.proto.spec) < 1_500_000
-    assert json.loads(preview.proto.spec)["data"][0]["type"] == "image"  # not 512 x 512 numbers
-    assert len(preview.proto.spec) < 300_000
+    mosaic, preview = harness.charts(at)
+    assert mosaic.size < 1_500_000
+    assert preview.figure["data"][0]["type"] == "image"  # not 512 x 512 numbers
+    assert preview.size < 300_000

@@ -114,7 +114,7 @@ def test_a_dropped_model_is_freed_at_once_even_after_tracing(monkeypatch):
 
 
 def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch):
-    from tests.app.apptest_harness import open_page
+    from tests.app.apptest_harness import charts, open_page
 
     budget = memory.budget()
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + 100 * MB)
@@ -123,7 +123,7 @@ def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch)
     assert not at.exception
     message = at.error[0].value
     assert "not run, to keep the server up for everyone" in message and "Pick a smaller model" in message
-    assert "MB" in message and not at.get("plotly_chart")
+    assert "MB" in message and not charts(at)
 
 
 def test_room_for_a_pass_is_made_for_its_time_without_dropping_the_model_it_runs_on():

@@ -1,6 +1,5 @@
 """views.frame: what every page of the registry gets from the page frame, checked on every page."""
 import dataclasses
-import json
 
 import apptest_harness as harness
 import pytest
@@ -16,10 +15,10 @@ def test_every_page_has_its_title_caption_and_the_chart_format_it_was_linked_wit
     at = harness.open_page(spec.path, img="svg")
     assert not at.exception
     assert at.caption[0].value == spec.caption
-    charts = at.get("plotly_chart")
+    charts = harness.charts(at)
     assert charts
     for chart in charts:
-        config = json.loads(chart.proto.config)
+        config = chart.config
         assert config["toImageButtonOptions"]["format"] == "svg" and config["displaylogo"] is False
     assert harness.link_value(at, "img") == "svg"
 
@@ -28,7 +27,7 @@ def test_every_page_has_its_title_caption_and_the_chart_format_it_was_linked_wit
 def test_a_page_stopped_at_an_empty_text_says_what_to_do_and_still_writes_the_link(path):
     at = harness.open_page(path, text="   ")
     assert not at.exception
-    assert any("Type a sentence" in i.value for i in at.info) and not at.get("plotly_chart")
+    assert any("Type a sentence" in i.value for i in at.info) and not harness.charts(at)
     assert harness.link_value(at, "img") == "png"  # what it had drawn before the stop
     assert (harness.link_value(at, "model") is not None) == (path in MODEL_PAGES)
 

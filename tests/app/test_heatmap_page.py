@@ -1,7 +1,5 @@
 """The heatmap page (the default, at /) in Streamlit's AppTest: the map, its sliders, the link, the cache."""
-import json
-
-from apptest_harness import APP, TIMEOUT, link_value
+from apptest_harness import APP, TIMEOUT, charts, link_value
 from streamlit.testing.v1 import AppTest
 
 
@@ -15,7 +13,7 @@ def run(**params) -> AppTest:
 def test_default_page_draws_a_heatmap_with_sliders():
     at = run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
     labels = [s.label for s in at.slider]
     assert labels == ["Layer", "Head"]
     assert at.slider[0].max == 5 and at.slider[1].max == 11  # all-MiniLM-L6-v2: 6 layers x 12 heads
@@ -23,7 +21,7 @@ def test_default_page_draws_a_heatmap_with_sliders():
 
 def test_the_map_says_what_was_run_under_it():
     at = run(text="Hello students")
-    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    layout = charts(at)[0].figure["layout"]
     (note,) = layout["annotations"]
     assert note["text"].startswith("4 tokens · 6 layers × 12 heads · all-MiniLM-L6-v2")  # [CLS] hello students [SEP]
     assert note["y"] == 0 and note["yanchor"] == "top"  # under the map, in the chart (and in its PNG)

@@ -5,7 +5,6 @@ did not put there: no Markdown the page sends has a link, an image or HTML, and 
 escaped. tests/e2e/test_hostile.py checks the same injection, and a lone surrogate, in a real browser.
 """
 import ast
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,8 +85,7 @@ def markdown_sources(at: AppTest) -> list[str]:
 def chart_texts(at: AppTest) -> list[str]:
     """Titles and category labels of every chart: plotly renders a little HTML in them."""
     texts = []
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
+    for spec in harness.figures(at):
         texts.append(str(spec["layout"].get("title", {}).get("text", "")))
         for trace in spec["data"]:
             texts += [v for axis in ("x", "y") if isinstance(trace.get(axis), list) for v in trace[axis]
@@ -136,12 +134,12 @@ def test_unusual_text(page, case):
     assert_plain(at)
     said = messages(at)
     if not page.texts:  # no text box: the text is only carried to the other pages, silently
-        assert not at.warning and at.get("plotly_chart")
+        assert not at.warning and harness.charts(at)
         return
     if case == "empty":
-        assert "Type a" in said and not at.get("plotly_chart")
+        assert "Type a" in said and not harness.charts(at)
         return
-    assert at.get("plotly_chart")
+    assert harness.charts(at)
     if case == "600 words":
         assert "the rest was cut" in said
     elif case == "control characters":
@@ -160,7 +158,7 @@ def test_a_character_that_could_not_be_read_is_explained(page):
     box(at, page.texts[0]).input("abc \ufffd def").run()
     assert_plain(at)
     assert "A character of the text could not be read" in messages(at) and "shown as �" in messages(at)
-    assert box(at, page.texts[0]).value == "abc \ufffd def" and at.get("plotly_chart")
+    assert box(at, page.texts[0]).value == "abc \ufffd def" and harness.charts(at)
     at.run()  # said once, not on every rerun
     assert "could not be read" not in messages(at)
 
@@ -192,7 +190,7 @@ def test_malformed_link(page, case):
         assert not at.warning
     if case == "unknown and repeated keys":
         assert at.slider(key=page.low).value == 1
-    assert at.get("plotly_chart")
+    assert harness.charts(at)
 
 
 @pytest.mark.parametrize("page, link", [(p, link) for p in PAGES for link in p.own],
@@ -204,7 +202,7 @@ def test_bad_values_of_the_pages_own_parameters(page, link):
     said = "\n".join(w.value for w in at.warning)
     for name, value in link.items():
         assert f"Ignored {code(f'{name}={value}')} in the link: " in said
-    assert at.get("plotly_chart")
+    assert harness.charts(at)
 
 
 def test_the_injection_is_one_code_span():

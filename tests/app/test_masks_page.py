@@ -1,5 +1,4 @@
 """The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
-import json
 
 import apptest_harness as harness
 import numpy as np
@@ -17,7 +16,7 @@ array = plotly_array
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    return [figure["data"][0] for figure in harness.figures(at)]
 
 
 
@@ -110,8 +109,8 @@ def test_long_text_shows_one_big_map_at_a_time():
     at = open_masks(text="word " * 300, mask="causal", mask_map="difference")
     assert not at.exception
     assert at.radio[0].value == "difference"
-    assert len(at.get("plotly_chart")) == 1  # the difference only: not the mask, not the attention
-    sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(harness.charts(at)) == 1  # the difference only: not the mask, not the attention
+    sizes = [c.size for c in harness.charts(at)]
     assert sum(sizes) < 1_000_000
 
 

@@ -1,6 +1,5 @@
 """The Step-by-step page in AppTest: every step drawn with its shape and formula, Pre-LN vs Post-LN, 512 tokens."""
 import base64
-import json
 
 import apptest_harness as harness
 import numpy as np
@@ -16,7 +15,7 @@ def run(**params) -> AppTest:
 
 
 def specs(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return harness.figures(at)
 
 
 def shapes(at) -> list[str]:
@@ -36,7 +35,7 @@ def test_layer_0_walks_from_embeddings_to_the_ffn():
     assert at.title[0].value == "Step by step"
     labels = shapes(at)
     # 5 embeddings, Q K V, 3 T x T (no mask: S' is step 4's), AV, concat, W_O, 2, 2, 2
-    assert len(at.get("plotly_chart")) == len(labels) == 20
+    assert len(harness.charts(at)) == len(labels) == 20
     assert "**Q (head 2)** &nbsp; `(T, d_k) = (8, 32)`" in labels
     assert "**A** &nbsp; `(T, T) = (8, 8)`" in labels
     assert any("`(T, d_ff) = (8, 1536)`" in lab for lab in labels)
@@ -67,7 +66,7 @@ def test_charts_hold_the_traced_numbers():
 def test_later_layer_starts_from_the_previous_output():
     at = run(text=TEXT, layer="4")
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 16
+    assert len(harness.charts(at)) == 16
     assert any("output of layer 3" in lat.value for lat in at.latex)
 
 
@@ -118,9 +117,9 @@ def test_512_tokens_show_a_window_and_stay_under_1_mb():
     assert not at.exception
     assert at.slider(key="row0").max == 512 - 64 and at.slider(key="row0").value == 400
     assert any("tokens 400–463 of 512" in c.value for c in at.caption)
-    all_specs = [c.proto.spec for c in at.get("plotly_chart")]
-    sizes = sum(map(len, all_specs))
-    assert len(all_specs) == 20 and sizes < 970_000, sizes  # the page's other elements take about 30 KB
+    all_charts = harness.charts(at)
+    sizes = sum(c.size for c in all_charts)
+    assert len(all_charts) == 20 and sizes < 970_000, sizes  # the page's other elements take about 30 KB
     probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))
     assert z_of(probs).shape == (64, 512) and probs["data"][0]["y"][0] == "400: word"
     assert probs["data"][0]["z"]["dtype"] == "u2"  # ten-thousandths (viz.wire)

@@ -1,6 +1,6 @@
 """512-token maps in a real browser: sent as typed arrays (never JSON lists), and the hover says the right cell.
 
-What the browser received is read back from the websocket (Streamlit's ForwardMsg, the chart's own JSON); where the
+What the browser received is read back from the websocket (Streamlit's ForwardMsg, the chart's own payload); where the
 mouse is, from the plot area's box: so the test checks what a user sees, not our code's view of itself.
 """
 import base64
@@ -11,6 +11,7 @@ from urllib.parse import quote
 import numpy as np
 
 from bench.app import sentence
+from views.chart import COMPONENT, received
 
 CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 180_000
@@ -31,6 +32,8 @@ def charts_received(page) -> list:
             element = msg.delta.new_element
             if element.WhichOneof("type") == "plotly_chart":
                 page.charts.append(json.loads(element.plotly_chart.spec))
+            elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.component_name == COMPONENT:
+                page.charts.append(received(element.bidi_component.bytes)[0])  # a chart of views.chart
 
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     return page.charts

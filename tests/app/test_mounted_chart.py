@@ -1,0 +1,43 @@
+"""views.chart: what a mounted chart's payload carries, and where the app puts it (AppTest)."""
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from apptest_harness import charts, open_page
+
+from bench.load_protocol import CHART_COMPONENT
+from views.chart import COMPONENT, pack, received
+from viz.attention import CHART_CONFIG, heatmap_spec
+from viz.masks import difference_heatmap
+
+
+def test_a_payload_gives_back_the_figure_and_config_it_was_made_of():
+    rng = np.random.default_rng(1)
+    tokens = [f"t{i}" for i in range(300)]
+    big = heatmap_spec(rng.dirichlet(np.ones(300), size=300), tokens, tokens, title="big")  # uint16 units
+    signed = difference_heatmap(rng.uniform(-1, 1, (300, 300)), tokens, tokens)  # int16, a go.Figure
+    small = heatmap_spec(rng.dirichlet(np.ones(4), size=4), tokens[:4], tokens[:4], title="small")  # float32
+    two = go.Figure([go.Heatmap(z=np.arange(6.0).reshape(2, 3)), go.Heatmap(z=np.eye(3, dtype=np.float32))])
+    for figure in (big, signed, small, two):
+        assert received(pack(figure.to_dict(), CHART_CONFIG)) == (figure.to_dict(), CHART_CONFIG)
+
+
+def test_a_big_map_goes_as_its_raw_bytes_not_base64():
+    tokens = [f"t{i}" for i in range(512)]
+    figure = heatmap_spec(np.random.default_rng(2).dirichlet(np.ones(512), size=512), tokens, tokens)
+    payload = pack(figure.to_dict(), CHART_CONFIG)
+    assert 512 * 512 * 2 < len(payload) < 512 * 512 * 2 + 30_000  # the uint16 map, the labels, the rest
+    assert len(payload) < 0.8 * len(pio.to_json(figure.to_dict(), validate=False))  # st.plotly_chart's: base64
+
+
+def test_the_load_client_counts_the_mounted_charts():
+    assert CHART_COMPONENT == COMPONENT
+
+
+def test_the_heatmap_page_mounts_one_chart_with_the_sessions_toolbar():
+    at = open_page("heatmap", img="svg", text="Hello students", layer="2", head="3")
+    (chart,) = charts(at)
+    assert chart.figure["layout"]["title"]["text"] == "Layer 2, head 3"
+    assert chart.config["toImageButtonOptions"]["format"] == "svg"
+    assert json.dumps(chart.figure["data"][0]["y"]) == json.dumps(["[CLS]", "hello", "students", "[SEP]"])

@@ -1,0 +1,109 @@
+"""A plotly chart that stays mounted across reruns: moving a slider changes its figure, not the chart.
+
+Why not st.plotly_chart: its element id hashes the figure (Streamlit 1.67, even with a key), so on every slider move
+the browser unmounts the chart and plots a new one from scratch (Plotly.newPlot, then a second pass), 190-600 ms
+(bench/README.md, "A slider move to the repainted chart"). Here one Streamlit components-v2 element per `key`
+(no iframe: its div is in the page) keeps one graph div, and views/chart_static/chart.js draws each new figure
+into it with Plotly.react, which changes only what changed.
+
+Offline: plotly.js is the installed plotly package's own plotly/package_data/plotly.min.js, served with chart.js
+and theme.json by Streamlit's component file route (/component/views.chart.plotly/..., /component/views.chart.static/
+...); the browser fetches them once per page load (HTTP, cached), not with every rerun.
+
+On the wire, a figure is one bytes payload (pack()): its JSON, then the raw bytes of every typed array plotly made
+of a numpy array (st.plotly_chart sends those as base64 in JSON, with each "/" escaped: 1.44 bytes a byte, here 1).
+The look is Streamlit's chart theme for this app (views/chart_static/theme.json, what st.plotly_chart draws with
+.streamlit/config.toml; tests/e2e/test_mounted_chart.py compares the two) and the same toolbar (chart_config()).
+"""
+import base64
+import contextlib
+import hashlib
+import json
+import struct
+from pathlib import Path
+
+import plotly
+import streamlit as st
+import streamlit.components.v1 as components_v1
+from plotly.utils import PlotlyJSONEncoder
+from streamlit import config as st_config
+
+from views.pickers import chart_config
+
+STATIC = Path(__file__).with_name("chart_static")
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data"  # plotly.min.js, plotly's own datasets and templates
+
+
+def _version() -> str:
+    """A tag of chart.js, theme.json and plotly's version, in their URLs: a new release is not taken from a cache."""
+    digest = hashlib.sha256(plotly.__version__.encode())
+    for name in ("chart.js", "theme.json"):
+        digest.update((STATIC / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _loader() -> str:
+    """The element's JavaScript, sent with every rerun, so a few lines: import chart.js (once per page), draw."""
+    base = "/".join(p for p in st_config.get_option("server.baseUrlPath").split("/") if p)
+    module = f"/{base + '/' if base else ''}component/views.chart.static/chart.js?v={_version()}"
+    return (f"const MODULE = new URL({json.dumps(module)}, document.baseURI).href;\n"
+            "export default async function (component) { return (await import(MODULE)).draw(component); }\n")
+
+
+# Streamlit serves a declared component's folder at /component/<module>.<name>/; declared while a script runs
+# (the first run imports this module), that is for the server's one runtime.
+components_v1.declare_component("static", path=str(STATIC))
+components_v1.declare_component("plotly", path=str(PLOTLY_JS))
+COMPONENT = "attnviz_chart"  # the components-v2 name of every chart element
+_mount = st.components.v2.component(COMPONENT, js=_loader(), isolate_styles=False)
+
+
+def pack(figure: dict, config: dict) -> bytes:
+    """figure (plotly's dict: data, layout) and config as chart.js reads them: a 4-byte little-endian length, that
+    many bytes of JSON, then the raw bytes of each typed array, named in the JSON by {"at": offset, "bytes": n}."""
+    blobs: list[bytes] = []
+    at = 0
+
+    def binary(value):
+        nonlocal at
+        if isinstance(value, dict):
+            if isinstance(value.get("dtype"), str) and isinstance(value.get("bdata"), str):
+                raw = base64.b64decode(value["bdata"])
+                blobs.append(raw)
+                at += len(raw)
+                return {**value, "bdata": {"at": at - len(raw), "bytes": len(raw)}}
+            return {k: binary(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [binary(v) for v in value]
+        return value
+
+    header = json.dumps({"figure": binary(figure), "config": config}, cls=PlotlyJSONEncoder,
+                        separators=(",", ":")).encode()
+    return b"".join([struct.pack("<I", len(header)), header, *blobs])
+
+
+def received(payload: bytes) -> tuple[dict, dict]:
+    """(figure, config) as pack() was given them, typed arrays in plotly's base64 form again: what a chart got."""
+    (length,) = struct.unpack_from("<I", payload)
+    header = json.loads(payload[4:4 + length])
+    blobs = memoryview(payload)[4 + length:]
+
+    def typed(value):
+        if isinstance(value, dict):
+            if isinstance(value.get("dtype"), str) and isinstance(value.get("bdata"), dict):
+                at, n = value["bdata"]["at"], value["bdata"]["bytes"]
+                return {**value, "bdata": base64.b64encode(blobs[at:at + n]).decode("ascii")}
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        return value
+
+    return typed(header["figure"]), header["config"]
+
+
+def show_chart(figure, key: str, config: dict | None = None, container=None) -> None:
+    """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
+    (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
+    SVG download); default chart_config()."""
+    with container if container is not None else contextlib.nullcontext():
+        _mount(key=f"chart-{key}", data=pack(figure.to_dict(), chart_config() if config is None else config))
