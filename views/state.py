@@ -172,6 +172,19 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
     return value
 
 
+def kept(name: str):
+    """The value the widget `name` had when it was last drawn, on any page (None if never)."""
+    return st.session_state.get(_KEEP + name)
+
+
+def replace_default(name: str, old_default, new_default) -> None:
+    """Call from a widget's on_change: the widget `name`, if it holds old_default (where it is drawn, and the value
+    kept for other pages), gets new_default. Where it has no value yet, the default it is drawn with applies."""
+    for key in (name, _KEEP + name):
+        if key in st.session_state and st.session_state[key] == old_default:
+            st.session_state[key] = new_default
+
+
 def int_slider(label: str, name: str, low: int, high: int, default: int, container=st, **kwargs) -> int:
     """An integer slider bound to ?name=; high == low shows a fixed value instead (a slider needs a range)."""
     _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high,
