@@ -30,7 +30,7 @@ def seq2seq_choice(container=None) -> Choice:
     settings. Bound to ?model= like every page's picker."""
     from model.sources import RANDOM_KEY, TRANSLATOR
 
-    offered = [s for s in sources() if s.kind in (TRANSLATOR, RANDOM_KEY)]
+    offered = sorted((s for s in sources() if s.kind in (TRANSLATOR, RANDOM_KEY)), key=lambda s: s.kind != TRANSLATOR)
     default = next((s.key for s in offered if s.kind == TRANSLATOR), RANDOM_KEY)
     return _picker(container or st.sidebar, offered, default,
                    {RANDOM_KEY: "Random encoder-decoder (untrained, configurable)"}, RANDOM_KEY,
