@@ -11,7 +11,7 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 # The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
 # empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
 CHINESE_SOURCE = "我有一只猫"
-SEQ2SEQ_TEXTS = {"translator": (CHINESE_SOURCE, ""),
+SEQ2SEQ_TEXTS = {"translator": (CHINESE_SOURCE, ""),  # by source key (model.sources)
                  "random": ("The cat sat on the mat.", "Le chat était assis sur le tapis.")}
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 

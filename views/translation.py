@@ -6,12 +6,11 @@ from functools import partial
 
 import streamlit as st
 
+from model.translator_source import TRANSLATOR_KEY as KEY
 from views.markdown import code
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.models import Choice, model_key, resident
-
-KEY = "translator"  # model.translator_source.TRANSLATOR_KEY, without importing torch before a page needs it
 
 
 @dataclass(frozen=True)
