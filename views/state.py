@@ -26,7 +26,11 @@ _writes = threading.local()  # .pending: the URL writes of the run in this threa
 
 
 def notice(message: str) -> None:
-    st.session_state.setdefault(_NOTICES, []).append(message)
+    """Say message once with the next show_notices(): a page that runs two passes of one text (the masks page)
+    notices what they share once."""
+    notices = st.session_state.setdefault(_NOTICES, [])
+    if message not in notices:
+        notices.append(message)
 
 
 def show_notices() -> None:
