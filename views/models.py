@@ -47,13 +47,16 @@ def model_key(choice: Choice, encoder_decoder: bool = False) -> tuple:
 
 def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
     """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
-    encoder-decoder of choice.random, for the encoder-decoder page."""
+    encoder-decoder of choice.random, for the encoder-decoder page. The translator is one entry for every page
+    (model.translator_source.LoadedTranslator: the whole model, and its encoder)."""
     from model.footprint import module_bytes
-    from model.sources import DEFAULT_KEY, find_source, footprint, load, load_encoder_decoder
+    from model.sources import DEFAULT_KEY, TRANSLATOR, find_source, footprint, load, load_encoder_decoder
 
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")
+    translator = source.kind == TRANSLATOR
+    encoder_decoder = encoder_decoder and not translator
 
     def build() -> Resident:
         apply_torch_threads()
@@ -65,7 +68,7 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
 
     return budget().get_or_build(model_key(choice, encoder_decoder), build, kind="model",
                                  estimate=footprint(source, choice.random, encoder_decoder),
-                                 size=lambda r: module_bytes(r.loaded.model),
+                                 size=lambda r: module_bytes(r.loaded.translator if translator else r.loaded.model),
                                  pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder)
 
 

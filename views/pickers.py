@@ -8,28 +8,75 @@ from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+# The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
+# empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
+CHINESE_SOURCE = "我有一只猫"
+SEQ2SEQ_TEXTS = {"translator": (CHINESE_SOURCE, ""),  # by source key (model.sources)
+                 "random": ("The cat sat on the mat.", "Le chat était assis sur le tapis.")}
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 
 
-def model_choice(container=None) -> Choice:
-    """The model picker (sidebar by default): available sources, the unavailable ones with why."""
-    from model.sources import DEFAULT_KEY, RANDOM_KEY
+def model_choice(container=None, translator: bool = False) -> Choice:
+    """The model picker (sidebar by default): available sources, the unavailable ones with why. translator: the
+    page offers the translator (model.sources.TRANSLATOR; views.registry.PageSpec.translator)."""
+    from model.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR
 
-    container = container or st.sidebar
-    all_sources = sources()
-    available = [s for s in all_sources if s.available]
-    labels = {s.key: s.label for s in all_sources}
+    return _picker(container or st.sidebar, [s for s in sources() if translator or s.kind != TRANSLATOR],
+                   DEFAULT_KEY, {}, RANDOM_KEY)
+
+
+def seq2seq_choice(container=None) -> Choice:
+    """The encoder-decoder page's model: the translator (the default), or a random encoder-decoder and its
+    settings. Bound to ?model= like every page's picker."""
+    from model.sources import RANDOM_KEY, TRANSLATOR
+
+    offered = sorted((s for s in sources() if s.kind in (TRANSLATOR, RANDOM_KEY)), key=lambda s: s.kind != TRANSLATOR)
+    default = next((s.key for s in offered if s.kind == TRANSLATOR), RANDOM_KEY)
+    return _picker(container or st.sidebar, offered, default,
+                   {RANDOM_KEY: "Random encoder-decoder (untrained, configurable)"}, RANDOM_KEY,
+                   settings="Random encoder-decoder")
+
+
+def _picker(container, offered, default: str, labels: dict, random_key: str, settings: str = "") -> Choice:
+    available = [s for s in offered if s.available]
+    labels = {s.key: s.label for s in offered} | labels
     if not available:
-        st.error("No model is available: " + "; ".join(f"{s.label}: {s.reason}" for s in all_sources))
+        st.error("No model is available: " + "; ".join(f"{s.label}: {s.reason}" for s in offered))
         state.stop()
-    default = DEFAULT_KEY if any(s.key == DEFAULT_KEY for s in available) else available[0].key
+    if not any(s.key == default for s in available):
+        default = available[0].key
     # What is missing, and why, in the picker's tooltip: an expander and its text were two more messages to
     # the browser on every page run.
-    missing = [f"- **{s.label}**: {s.reason}" for s in all_sources if not s.available]
+    missing = [f"- **{s.label}**: {s.reason}" for s in offered if not s.available]
     key = state.choice("Model", "model", [s.key for s in available], default, container=container,
-                       format_func=lambda k: labels.get(k, k),
+                       format_func=lambda k: labels.get(k, k), on_change=_texts_follow_the_model,
                        help="\n".join(["Not available on this server:", *missing]) if missing else None)
-    return Choice(key, random_config(container) if key == RANDOM_KEY else None)
+    if key != random_key:
+        return Choice(key)
+    if settings:
+        container.subheader(settings)
+    return Choice(key, random_config(container))
+
+
+def _seq2seq_texts(model: str | None) -> tuple[str, str]:
+    return SEQ2SEQ_TEXTS["translator" if model == "translator" else "random"]
+
+
+def _texts_follow_the_model() -> None:
+    """A source or target still at the previous model's default becomes the new model's: Chinese for the
+    translator, English for the others. A text the visitor typed stays."""
+    old, new = _seq2seq_texts(state.kept("model")), _seq2seq_texts(st.session_state.get("model"))
+    for name, was, now in zip(("src", "tgt"), old, new):
+        state.replace_default(name, was, now)
+
+
+def text_box(choice: Choice | None) -> dict:
+    """The frame's text box for a model: the sentence (?text=), or for the translator its Chinese source (?src=),
+    the same text as on the encoder-decoder page."""
+    if choice is not None and choice.key == "translator":
+        return {"label": "Chinese sentence (what the translator's encoder reads)", "name": "src",
+                "default": CHINESE_SOURCE}
+    return {}
 
 
 def chart_format(container=None) -> None:

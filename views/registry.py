@@ -7,6 +7,9 @@ Adding a page is one entry here and one module in views/ with a `view(page)` fun
 - "text": the sentence box, bound to ?text=; the page stops with a hint while it is empty; `page.text`
 - "run": the forward pass of that model on that text (needs the other two); `page.run`
 
+`translator` (with "model"): the shipped Chinese -> English translator is among the models, run as the encoder it
+has (its self-attention over the Chinese characters); its text box is then the Chinese source, ?src=.
+
 With "text", the text box and everything below it are one fragment: typing or moving a slider reruns only that
 part of the page, not the sidebar. A module may also define `intro()`, drawn under the caption before the text box.
 """
@@ -24,6 +27,7 @@ class PageSpec:
     caption: str  # one or two sentences under the title: what the page shows
     needs: frozenset[str] = frozenset()
     default: bool = False
+    translator: bool = False  # the model picker offers the translator (its encoder)
 
 
 _ALL = frozenset({MODEL, TEXT, RUN})
@@ -43,7 +47,7 @@ PAGES: tuple[PageSpec, ...] = (
              "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale.", _ALL),
     PageSpec("masks", "Masks", ":material/filter_alt:", "views.masks",
              "A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
-             "the attention under it, and how it differs from the attention without a mask.", _ALL),
+             "the attention under it, and how it differs from the attention without a mask.", _ALL, translator=True),
     PageSpec("positional", "Positional encoding", ":material/waves:", "views.positional",
              "Attention itself does not know the order of the tokens: each token's vector gets a position "
              "vector added. The original Transformer uses fixed sines and cosines; BERT learns one vector per "

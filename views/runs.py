@@ -41,6 +41,7 @@ class Run:
     attentions: np.ndarray  # (layers, heads, T, T) float32, read-only
     hidden: object  # torch.Tensor (layers, T, E): each layer's input
     mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
+    unknown: tuple[str, ...] = ()  # characters of the text the model has never seen (the translator names them)
 
     @property
     def num_layers(self) -> int:
@@ -161,7 +162,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
     attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
-               encoded.total_tokens, attentions, hidden, additive)
+               encoded.total_tokens, attentions, hidden, additive, encoded.unknown)
 
 
 _HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)
@@ -181,4 +182,17 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     if result.truncated:
         state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
                      "so the rest was cut.")
+    if result.unknown:
+        state.notice(unknown_notice(result.unknown, "character"))
     return result
+
+
+def unknown_notice(unknown, what: str, limit: int = 20) -> str:
+    """What the page says of tokens the model has never seen (a visitor's text: each in a code span)."""
+    from views.markdown import code
+
+    shown = " ".join(code(t) for t in unknown[:limit]) + (f" and {len(unknown) - limit} more" if len(unknown) > limit
+                                                           else "")
+    many = len(unknown) > 1
+    return (f"The translator has never seen {'these' if many else 'this'} {what}{'s' if many else ''}: {shown}. "
+            f"It reads {'each' if many else 'it'} as {code('<unk>')} (unknown), and still answers.")

@@ -26,7 +26,11 @@ _writes = threading.local()  # .pending: the URL writes of the run in this threa
 
 
 def notice(message: str) -> None:
-    st.session_state.setdefault(_NOTICES, []).append(message)
+    """Say message once with the next show_notices(): a page that runs two passes of one text (the masks page)
+    notices what they share once."""
+    notices = st.session_state.setdefault(_NOTICES, [])
+    if message not in notices:
+        notices.append(message)
 
 
 def show_notices() -> None:
@@ -170,6 +174,19 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
     elif pending.get(name, st.query_params.get(name)) != text:
         pending[name] = text
     return value
+
+
+def kept(name: str):
+    """The value the widget `name` had when it was last drawn, on any page (None if never)."""
+    return st.session_state.get(_KEEP + name)
+
+
+def replace_default(name: str, old_default, new_default) -> None:
+    """Call from a widget's on_change: the widget `name`, if it holds old_default (where it is drawn, and the value
+    kept for other pages), gets new_default. Where it has no value yet, the default it is drawn with applies."""
+    for key in (name, _KEEP + name):
+        if key in st.session_state and st.session_state[key] == old_default:
+            st.session_state[key] = new_default
 
 
 def int_slider(label: str, name: str, low: int, high: int, default: int, container=st, **kwargs) -> int:

@@ -42,9 +42,11 @@ def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_ran
 
 
 def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
-                 note: str = "", exact_cells: int = wire.EXACT_CELLS) -> FigureSpec:
+                 note: str = "", exact_cells: int = wire.EXACT_CELLS, keys: str = "key (attended to)",
+                 queries: str = "query (attending)", key_angle: int = -60) -> FigureSpec:
     """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec).
-    A map of more than `exact_cells` cells goes as ten-thousandths (see viz.wire)."""
+    A map of more than `exact_cells` cells goes as ten-thousandths (see viz.wire). keys, queries: the axes'
+    titles (plain text: escaped here); key_angle: the key labels' slant (0: upright, for Chinese characters)."""
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
@@ -66,8 +68,9 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
         # the title sits above the key labels and their axis title, not on them
         "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         "height": side + 70 + bottom, "margin": {"l": 10, "r": 10, "t": 130, "b": bottom},
-        "xaxis": {"title": {"text": "key (attended to)"}, "side": "top", "tickangle": -60, "type": "category"},
-        "yaxis": {"title": {"text": "query (attending)"}, "autorange": "reversed", "type": "category"},
+        "xaxis": {"title": {"text": html.escape(keys, quote=False)}, "side": "top", "tickangle": key_angle,
+                  "type": "category"},
+        "yaxis": {"title": {"text": html.escape(queries, quote=False)}, "autorange": "reversed", "type": "category"},
     }
     if note:
         layout["annotations"] = [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 0,

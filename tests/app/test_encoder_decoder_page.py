@@ -1,4 +1,5 @@
-"""The encoder-decoder page in Streamlit's AppTest: masked self-attention, cross-attention, bad input."""
+"""The encoder-decoder page in Streamlit's AppTest with the random encoder-decoder: masked self-attention,
+cross-attention, bad input."""
 
 import apptest_harness as harness
 import numpy as np
@@ -9,7 +10,8 @@ from model.text import TextTransformer
 
 
 def open_page(**params) -> AppTest:
-    return harness.open_page("encoder-decoder", "Encoder-decoder", **params)
+    """The page with the random encoder-decoder (the translator, its default, is tests/app/test_translator_pages.py)."""
+    return harness.open_page("encoder-decoder", "Encoder-decoder", **{"model": "random", **params})
 
 
 def heat_z(figure: dict) -> np.ndarray:

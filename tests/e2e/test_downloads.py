@@ -1,9 +1,10 @@
 """Every download of every page, for every kind of model, clicked in a real browser and the file opened.
 
-Pages x model sources: the pretrained default, a random model with learned and with sinusoidal positions, and a
-checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS). Each cell clicks every download button
-(CSV read back, .npz opened with allow_pickle=False, shapes checked against the model) and one chart's camera
-button (PNG or SVG, the format the link asks for: each page gets both across its sources).
+Pages x model sources: the pretrained default, a random model with learned and with sinusoidal positions, a
+checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on the pages that
+offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell clicks every
+download button (CSV read back, .npz opened with allow_pickle=False, shapes checked against the model) and one
+chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
 """
 import csv
 import io
@@ -20,12 +21,14 @@ import pytest
 from bench.servers import spawn
 from model.positional import sinusoidal_table
 from model.sources import packaged_model_dir
+from model.translator import SHIPPED
 from tests.e2e.streamlit_browser import TIMEOUT, count_runs, download, wait_runs
 from views.registry import MODEL, PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "Hello attention maps"
 SRC, TGT = "The cat sat", "Le chat"
+CHINESE, ENGLISH = "我有一只猫", ["<bos>", "I", "have", "a", "cat"]  # the translator's source, its own translation
 TINY_BERT = "tiny-bert"  # the directory's name: its source key is dir:tiny-bert
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 RANDOM = {"model": "random", "d_model": 64, "heads": 2, "layers": 2, "d_ff": 128}
@@ -44,6 +47,9 @@ class Source:
             config = json.loads((packaged_model_dir() / "config.json").read_text())
         elif self.name == "dir":
             config = tiny_config
+        elif self.name == "translator":
+            config = json.loads((SHIPPED / "config.json").read_text())
+            return config["num_layers"], config["nhead"], config["d_model"]
         else:
             return self.params["layers"], self.params["heads"], self.params["d_model"]
         return config["num_hidden_layers"], config["num_attention_heads"], config["hidden_size"]
@@ -54,11 +60,14 @@ SOURCES = {s.name: s for s in (
     Source("random-learned", {**RANDOM, "positional": "learned"}, "Random Transformer", "svg"),
     Source("random-sinusoidal", {**RANDOM, "positional": "sinusoidal"}, "Random Transformer", "png"),
     Source("dir", {"model": f"dir:{TINY_BERT}"}, f"{TINY_BERT} (server directory)", "svg"),
+    Source("translator", {"model": "translator", "src": CHINESE, "tgt": ""}, "Translator (trained here", "svg"),
 )}
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
+TRANSLATOR_PAGES = [spec.path for spec in PAGES if spec.translator] + ["encoder-decoder"]
 RANDOM_PAGES = [spec.path for spec in PAGES if MODEL not in spec.needs]  # own random model: its positions vary
-CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES]
-         + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")])
+CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s != "translator" or p in TRANSLATOR_PAGES]
+         + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")]
+         + [pytest.param("encoder-decoder", "translator", id="encoder-decoder-translator")])
 
 
 @pytest.fixture(scope="session")
@@ -97,9 +106,7 @@ def tokenize():
 
 
 def open_cell(page, server, path: str, source: Source):
-    params = {"text": TEXT, **source.params, "img": source.image}
-    if path in RANDOM_PAGES:
-        params = {k: v for k, v in params.items() if k != "model"} | {"src": SRC, "tgt": TGT}
+    params = {"text": TEXT, "src": SRC, "tgt": TGT, **source.params, "img": source.image}
     query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
     count_runs(page)
     page.goto(f"{server.url}{'' if path == 'heatmap' else path}?{query}")
@@ -108,8 +115,9 @@ def open_cell(page, server, path: str, source: Source):
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]').first.inner_text()
     assert "Ignored" not in " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())  # the link applied
-    if path in PICKER_PAGES:  # the link's model, not the default
-        assert page.get_by_role("combobox", name="Model", exact=True).input_value().startswith(source.picked)
+    if path in PICKER_PAGES or path == "encoder-decoder":  # the link's model, not the default
+        picked = "Random encoder-decoder" if path == "encoder-decoder" and "random" in source.name else source.picked
+        assert page.get_by_role("combobox", name="Model", exact=True).input_value().startswith(picked)
 
 
 def click_download_button(page, label: str, tmp_path: Path) -> Path:
@@ -203,6 +211,8 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
     """Open the page for the source, click each download, open the file, save one chart."""
     sizes, tokens = source.sizes(tiny_config), tokenize(TEXT)
     sinusoidal = source.params.get("positional") == "sinusoidal"
+    if source.name == "translator":
+        tokens, sinusoidal = list(CHINESE), True
     open_cell(page, dir_server, path, source)
     if path == "heatmap":
         read_csv(click_download_button(page, "Download this map (CSV)", tmp_path), tokens, causal=False)
@@ -213,7 +223,8 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
         check_trace_npz(click_download_button(page, "Download the whole masked trace (NumPy .npz)", tmp_path),
                         tokens, sizes, sinusoidal, causal=True)
     elif path == "encoder-decoder":
-        check_seq2seq_npz(click_download_button(page, "Download these attentions (NumPy .npz)", tmp_path),
-                          tokenize(SRC), tokenize(TGT), sizes)
+        src, tgt = (list(CHINESE), ENGLISH) if source.name == "translator" else (tokenize(SRC), tokenize(TGT))
+        check_seq2seq_npz(click_download_button(page, "Download these attentions (NumPy .npz)", tmp_path), src, tgt,
+                          sizes)
     check_chart_image(page, source.image, tmp_path)
     assert not page.errors, page.errors

@@ -67,13 +67,14 @@ TYPE_LONE_SURROGATE = r"""(box) => {
 }"""
 
 
-@pytest.mark.parametrize("path, selector, commit", [("", "textarea", "Control+Enter"),
-                                                    ("encoder-decoder", "[data-testid=stTextInput] input", "Enter")],
+@pytest.mark.parametrize("path, selector, commit, link", [
+    ("", "textarea", "Control+Enter", ""),
+    ("encoder-decoder", "[data-testid=stTextInput] input", "Enter", "&model=random")],  # English words as tokens
                          ids=["text area", "text input"])
-def test_a_lone_surrogate_typed_in_a_box_is_replaced_and_said(page, server, path, selector, commit):
+def test_a_lone_surrogate_typed_in_a_box_is_replaced_and_said(page, server, path, selector, commit, link):
     closed = []
     page.on("websocket", lambda ws: ws.on("close", lambda _: closed.append(ws.url)))
-    open_link(page, server, path, "text=hello&src=hello")
+    open_link(page, server, path, "text=hello&src=hello" + link)
     box = page.locator(selector).first
     assert box.evaluate(TYPE_LONE_SURROGATE) == [ord(c) for c in "abc \ufffd def"]  # replaced as it was typed
     box.press(commit)

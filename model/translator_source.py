@@ -1,0 +1,130 @@
+"""The shipped translator (model.translator) as a model source of the app: listed, sized and loaded like the others.
+
+One loaded translator serves two kinds of page. The encoder-decoder page runs the whole model (.translator): the
+Chinese source, the English target, the three attentions. A page of one stack (the masks page) runs its encoder
+(.model, a TokenEncoder that shares the translator's own modules, nothing copied): its self-attention over the
+Chinese characters, recorded like every other encoder's. Nothing here changes the translator.
+"""
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch import Tensor
+
+from .facts import ENCODER, ModelFacts
+from .masks import key_padding_mask as to_key_padding_mask
+from .recording import TokenEncoder
+from .translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
+from .vocabulary import english_tokens
+
+TRANSLATOR_KEY = "translator"  # its name in links: ?model=translator
+TRANSLATOR_LABEL = "Translator (trained here: Chinese → English)"
+FILES = (WEIGHTS, CONFIG, SOURCE_VOCAB, TARGET_VOCAB)
+FLOAT32 = 4
+
+
+def check_files(directory: Path = SHIPPED) -> tuple[bool, str]:
+    """Whether the translator's files are there and readable, and where it comes from or why it is not."""
+    missing = [name for name in FILES if not (directory / name).is_file()]
+    if missing:
+        return False, (f"its shipped files are missing ({', '.join(missing)}): `python -m training.train` "
+                       "writes them")
+    try:
+        json.loads((directory / CONFIG).read_text())
+        weights_bytes(directory)
+    except Exception as e:  # noqa: BLE001 - safetensors raises its own SafetensorError; its text may hold the path
+        return False, f"its shipped files could not be read ({type(e).__name__})"
+    return True, "trained by this project on the toy language of TOY_LANGUAGE.md"
+
+
+def weights_bytes(directory: Path = SHIPPED) -> int:
+    """Bytes of the translator's parameters as float32, from the safetensors header (no tensor is read)."""
+    from safetensors import safe_open
+
+    with safe_open(directory / WEIGHTS, "pt") as f:
+        return FLOAT32 * sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())
+
+
+def footprint(directory: Path = SHIPPED) -> int:
+    """Peak bytes of loading it: the module (parameters and the two sinusoidal tables) and the weights read beside
+    it before they are copied in."""
+    config = json.loads((directory / CONFIG).read_text())
+    tables = 2 * FLOAT32 * config["max_len"] * config["d_model"]
+    return weights_bytes(directory) + tables + (directory / WEIGHTS).stat().st_size
+
+
+class TranslatorEncoder(TokenEncoder):
+    """The translator's encoder alone: its source embedding and its encoder stack (with the final norm), shared
+    with the translator, as a TokenEncoder. Its padding is <pad>, as in the translator."""
+
+    def __init__(self, translator: Translator):
+        super().__init__()
+        self.embedding = translator.source_embedding
+        self.encoder = translator.transformer.encoder
+        self.max_positions = translator.max_positions
+        f = translator.facts
+        self.facts = dataclasses.replace(f, kind=ENCODER, decoder_layers=0, vocab_size=f.source_vocab_size,
+                                         source_vocab_size=0)
+
+    def embed(self, input_ids, token_type_ids, record):
+        """token_type_ids is accepted for BERT's signature and ignored."""
+        return self.embedding(input_ids, record)
+
+    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
+        return None if attention_mask is None else to_key_padding_mask(attention_mask)
+
+    def position_vectors(self) -> Tensor:
+        return self.embedding.position(self.max_positions)[0]
+
+
+@dataclass(frozen=True)
+class Target:
+    """An English target typed by a visitor, as the translator reads it."""
+
+    words: tuple[str, ...]  # each word as the vocabulary spells it where it knows it ("The" -> "the")
+    ids: tuple[int, ...]
+    unknown: tuple[str, ...]  # words the translator has never seen, read as <unk>
+
+
+@dataclass(frozen=True)
+class LoadedTranslator:
+    """The shipped translator, loaded once: .translator for the encoder-decoder page, .model (its encoder) for a
+    page of one stack. Shared by every session, never mutated."""
+
+    source: object  # model.sources.ModelSource
+    translator: Translator
+    model: TranslatorEncoder  # the translator's own encoder modules
+
+    @property
+    def facts(self) -> ModelFacts:
+        return self.model.facts
+
+    def encode(self, text: str):
+        """A Chinese text as model.sources.Encoded: one token per character, cut to the model's positions."""
+        import torch
+
+        from .sources import Encoded
+        from .vocabulary import chinese_tokens
+
+        total = len(chinese_tokens(text))
+        tokens, ids, unknown = self.translator.encode_source(text)
+        return Encoded(torch.tensor([ids], dtype=torch.long), tuple(tokens), total > len(ids), total, tuple(unknown))
+
+    def target(self, text: str) -> Target:
+        """An English text -> its words as the vocabulary spells them (lower case but `I`), their ids (<unk> for a
+        word it has never seen)."""
+        vocabulary = self.translator.target
+        words = []
+        for word in english_tokens(text):
+            if word not in vocabulary:
+                word = next((w for w in (word.lower(), word.upper()) if w in vocabulary), word)
+            words.append(word)
+        return Target(tuple(words), tuple(vocabulary.ids(words)), tuple(vocabulary.unknown(words)))
+
+
+def load(source, directory: Path = SHIPPED) -> LoadedTranslator:
+    """The shipped translator, in eval mode, and its encoder."""
+    translator = Translator.from_directory(directory)
+    return LoadedTranslator(source, translator, TranslatorEncoder(translator))
