@@ -13,7 +13,7 @@ and theme.json by Streamlit's component file route (/component/views.chart.plotl
 On the wire, a figure is one bytes payload (pack()): its JSON, then the raw bytes of every typed array plotly made
 of a numpy array (st.plotly_chart sends those as base64 in JSON, with each "/" escaped: 1.44 bytes a byte, here 1).
 The look is Streamlit's chart theme for this app (views/chart_static/theme.json, what st.plotly_chart draws with
-.streamlit/config.toml; tests/e2e/test_mounted_chart.py compares the two) and the same toolbar (chart_config()).
+.streamlit/config.toml; tests/e2e/test_mounted_chart_browser.py compares the two) and the same toolbar (chart_config()).
 """
 import base64
 import contextlib

@@ -1,4 +1,4 @@
-"""tests/e2e/test_mounted_chart.py serves this page: one figure drawn twice, by Streamlit's st.plotly_chart (above)
+"""tests/e2e/test_mounted_chart_browser.py serves this page: one figure drawn twice, by Streamlit's st.plotly_chart (above)
 and by views.chart (below), as the app draws its charts (no plotly template, the app's toolbar config)."""
 import numpy as np
 import plotly.io as pio
