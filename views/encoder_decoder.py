@@ -197,7 +197,6 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
     which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
     S, T = len(run.src_tokens), len(run.tgt_tokens)
     source, target = ("Chinese character", "English word") if translator else ("source token", "target token")
-    upright = 0 if translator else -60  # a Chinese character reads best upright; words slant so that they fit
     start = ("`<bos>` (begin) is the start-of-sequence token" if translator
              else "[CLS] plays the start-of-sequence token")
     left, right = st.columns(2)
@@ -211,7 +210,7 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
     with right:
         show_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
                                 f"Cross-attention, {which}", keys=f"key: {source} (encoder output)",
-                                queries=f"query: {target}", key_angle=upright), key="cross")
+                                queries=f"query: {target}"), key="cross")
         st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                    "tokens (the encoder's output). No mask: every target token may look at the whole source.")
 
@@ -219,7 +218,7 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
     with left:
         show_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
                                 f"Encoder self-attention, {which}", keys=f"key: {source}",
-                                queries=f"query: {source}", key_angle=upright), key="encoder-self")
+                                queries=f"query: {source}"), key="encoder-self")
         st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                    "directions.")
     with right:

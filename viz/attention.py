@@ -5,6 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz import wire
+from viz.labels import tick_angle
 from viz.spec import FigureSpec
 
 # The chart toolbar: PNG download by default, no plotly logo.
@@ -43,10 +44,11 @@ def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_ran
 
 def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
                  note: str = "", exact_cells: int = wire.EXACT_CELLS, keys: str = "key (attended to)",
-                 queries: str = "query (attending)", key_angle: int = -60) -> FigureSpec:
+                 queries: str = "query (attending)", key_angle: int | None = None) -> FigureSpec:
     """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec).
     A map of more than `exact_cells` cells goes as ten-thousandths (see viz.wire). keys, queries: the axes'
-    titles (plain text: escaped here); key_angle: the key labels' slant (0: upright, for Chinese characters)."""
+    titles (plain text: escaped here); key_angle: the key labels' slant (None: upright for Chinese characters, else
+    slanted: viz.labels.tick_angle)."""
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
@@ -68,7 +70,8 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
         # the title sits above the key labels and their axis title, not on them
         "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         "height": side + 70 + bottom, "margin": {"l": 10, "r": 10, "t": 130, "b": bottom},
-        "xaxis": {"title": {"text": html.escape(keys, quote=False)}, "side": "top", "tickangle": key_angle,
+        "xaxis": {"title": {"text": html.escape(keys, quote=False)}, "side": "top",
+                  "tickangle": tick_angle(key_tokens) if key_angle is None else key_angle,
                   "type": "category"},
         "yaxis": {"title": {"text": html.escape(queries, quote=False)}, "autorange": "reversed", "type": "category"},
     }

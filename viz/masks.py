@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 from model.masks import is_blocked
 from viz import wire
 from viz.attention import axis_labels
+from viz.labels import tick_angle
 
 ALLOWED_COLOUR, BLOCKED_COLOUR = "#e8eef7", "#3b3b4f"
 DIFF_FLOOR = 0.01  # the colour range is at least ±this, so float noise (~1e-7) stays white
@@ -22,13 +23,14 @@ def blocked_from_additive(mask, T: int) -> np.ndarray:
     return is_blocked(m).any(axis=0)
 
 
-def _layout(fig: go.Figure, n: int, title: str) -> go.Figure:
+def _layout(fig: go.Figure, n: int, title: str, key_tokens) -> go.Figure:
     """The layout of viz.attention.attention_heatmap, so a mask and its attention line up side by side."""
     side = max(360, min(900, 22 * n + 160))
     fig.update_layout(  # the title sits above the key labels and their axis title, not on them
         title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         height=side + 80, margin={"l": 10, "r": 10, "t": 130, "b": 10},
-        xaxis={"title": "key (attended to)", "side": "top", "tickangle": -60, "type": "category"},
+        xaxis={"title": "key (attended to)", "side": "top", "tickangle": tick_angle(key_tokens),
+               "type": "category"},
         yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
     )
     return fig
@@ -47,7 +49,7 @@ def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
         colorbar={"tickvals": [0.25, 0.75], "ticktext": ["allowed: + 0", "blocked: + −∞"], "len": 0.4},
         hovertemplate="query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>",
     )
-    return _layout(go.Figure(heat), len(tokens), title)
+    return _layout(go.Figure(heat), len(tokens), title, tokens)
 
 
 def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,
@@ -70,7 +72,7 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
         hovertemplate="query: %{y}<br>key: %{x}<br>" + wire.value_hover("Δp", "+.4f", coarse) + "<extra></extra>",
         **colours,
     )
-    fig = _layout(go.Figure(heat), max(z.shape), title)
+    fig = _layout(go.Figure(heat), max(z.shape), title, key_tokens)
     gaps = wire.gap_image(z) if coarse else None
     if gaps is not None:
         fig.add_layout_image(gaps)
