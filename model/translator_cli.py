@@ -91,7 +91,7 @@ def main(argv=None) -> int:
             lines = sys.stdin.read().splitlines()
         else:
             lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-    except (ValueError, OSError) as e:
+    except (ValueError, TypeError, OSError) as e:  # TypeError: a config.json with keys the model does not take
         return fail(e.strerror if isinstance(e, OSError) and e.strerror else e)
     where = (lambda i: f"line {i + 1}") if args.file is not None else (lambda i: repr(lines[i]))
 

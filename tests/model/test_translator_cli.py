@@ -54,9 +54,11 @@ def test_sampling_is_reproducible_and_beam_and_ablation_answer(cli):
     assert cli("--ablate", "decoder.0.0", "我有一只猫")[0] == 0
 
 
-def test_mistakes_are_one_line_and_exit_2(cli):
+def test_mistakes_are_one_line_and_exit_2(cli, tmp_path):
+    (tmp_path / "config.json").write_text('{"width": 3}')
     for args in (["--temperature", "0.5", "我有一只猫"], ["--sample", "--temperature", "0", "x"],
                  ["--beam", "0", "x"], ["--ablate", "cross.7.0", "x"], ["--file", "/no/such/file"], [],
-                 ["--beam", "2", "--sample", "x"]):
+                 ["--beam", "2", "--sample", "x"], ["--model", str(tmp_path / "none"), "x"],
+                 ["--model", str(tmp_path), "x"]):
         code, out, err = cli(*args)
         assert code == 2 and out == "" and err.startswith("error: ") and "Traceback" not in err, args
