@@ -13,7 +13,9 @@ from pathlib import Path
 
 from torch import Tensor
 
+from .checkpoint import weight_shapes
 from .facts import ENCODER, ModelFacts
+from .footprint import FLOAT32, loading_bytes
 from .masks import key_padding_mask as to_key_padding_mask
 from .recording import TokenEncoder
 from .translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
@@ -22,7 +24,6 @@ from .vocabulary import english_tokens
 TRANSLATOR_KEY = "translator"  # its name in links: ?model=translator
 TRANSLATOR_LABEL = "Translator (trained here: Chinese → English)"
 FILES = (WEIGHTS, CONFIG, SOURCE_VOCAB, TARGET_VOCAB)
-FLOAT32 = 4
 
 
 def check_files(directory: Path = SHIPPED) -> tuple[bool, str]:
@@ -41,10 +42,7 @@ def check_files(directory: Path = SHIPPED) -> tuple[bool, str]:
 
 def weights_bytes(directory: Path = SHIPPED) -> int:
     """Bytes of the translator's parameters as float32, from the safetensors header (no tensor is read)."""
-    from safetensors import safe_open
-
-    with safe_open(directory / WEIGHTS, "pt") as f:
-        return FLOAT32 * sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())
+    return FLOAT32 * sum(math.prod(shape) for shape in weight_shapes(directory).values())
 
 
 def footprint(directory: Path = SHIPPED) -> int:
@@ -52,7 +50,7 @@ def footprint(directory: Path = SHIPPED) -> int:
     it before they are copied in."""
     config = json.loads((directory / CONFIG).read_text())
     tables = 2 * FLOAT32 * config["max_len"] * config["d_model"]
-    return weights_bytes(directory) + tables + (directory / WEIGHTS).stat().st_size
+    return loading_bytes(directory, weights_bytes(directory) + tables)
 
 
 class TranslatorEncoder(TokenEncoder):
