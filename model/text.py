@@ -43,7 +43,23 @@ class TextEmbedding(nn.Module):
         return x, (EmbeddingTrace(token, position, None, summed, x) if record else None)
 
 
-class TextEncoder(TokenEncoder):
+class EmbeddedTextEncoder(TokenEncoder):
+    """A TokenEncoder whose ids go through a TextEmbedding (self.embedding) and whose padding is Hugging Face's
+    attention_mask; a subclass builds self.embedding, self.encoder and self.max_positions."""
+
+    def embed(self, input_ids, token_type_ids, record):
+        """token_type_ids is accepted for BERT's signature and ignored."""
+        return self.embedding(input_ids, record)
+
+    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
+        return None if attention_mask is None else to_key_padding_mask(attention_mask)
+
+    def position_vectors(self) -> Tensor:
+        """(max_positions, E): what is added at each position, the sinusoidal table or the learned vectors."""
+        return self.embedding.position(self.max_positions)[0]
+
+
+class TextEncoder(EmbeddedTextEncoder):
     """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model, recorded as
     model.recording.TokenEncoder records."""
 
@@ -60,16 +76,6 @@ class TextEncoder(TokenEncoder):
                                 final_norm=norm_first, positional=positional, max_positions=max_len,
                                 vocab_size=vocab_size)
 
-    def embed(self, input_ids, token_type_ids, record):
-        """token_type_ids is accepted for BERT's signature and ignored."""
-        return self.embedding(input_ids, record)
-
-    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
-        return None if attention_mask is None else to_key_padding_mask(attention_mask)
-
-    def position_vectors(self) -> Tensor:
-        """(max_positions, E): what is added at each position, the sinusoidal table or the learned vectors."""
-        return self.embedding.position(self.max_positions)[0]
 
 
 class TextTransformer(nn.Module):

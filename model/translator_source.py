@@ -11,13 +11,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from torch import Tensor
-
 from .checkpoint import weight_shapes
 from .facts import ENCODER, ModelFacts
 from .footprint import FLOAT32, loading_bytes
-from .masks import key_padding_mask as to_key_padding_mask
-from .recording import TokenEncoder
+from .text import EmbeddedTextEncoder
 from .translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
 from .vocabulary import english_tokens
 
@@ -53,7 +50,7 @@ def footprint(directory: Path = SHIPPED) -> int:
     return loading_bytes(directory, weights_bytes(directory) + tables)
 
 
-class TranslatorEncoder(TokenEncoder):
+class TranslatorEncoder(EmbeddedTextEncoder):
     """The translator's encoder alone: its source embedding and its encoder stack (with the final norm), shared
     with the translator, as a TokenEncoder. Its padding is <pad>, as in the translator."""
 
@@ -65,16 +62,6 @@ class TranslatorEncoder(TokenEncoder):
         f = translator.facts
         self.facts = dataclasses.replace(f, kind=ENCODER, decoder_layers=0, vocab_size=f.source_vocab_size,
                                          source_vocab_size=0)
-
-    def embed(self, input_ids, token_type_ids, record):
-        """token_type_ids is accepted for BERT's signature and ignored."""
-        return self.embedding(input_ids, record)
-
-    def key_padding(self, attention_mask, dtype=None) -> Tensor | None:
-        return None if attention_mask is None else to_key_padding_mask(attention_mask)
-
-    def position_vectors(self) -> Tensor:
-        return self.embedding.position(self.max_positions)[0]
 
 
 @dataclass(frozen=True)
