@@ -26,7 +26,7 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from model.decoding import _formula_memory, batch_of, generate, words_of  # noqa: E402
+from model.decoding import batch_of, formula_memory, formula_step, generate, words_of  # noqa: E402
 from model.incremental import BLOCKS, Cache, encode, step  # noqa: E402
 from model.masks import causal_mask  # noqa: E402
 from model.translator import SHIPPED, load_shipped  # noqa: E402
@@ -93,12 +93,10 @@ def one_step(model, rounds: int) -> None:
         memory, cache = encode(model, src), Cache()
         for t in range(10):
             _, cache, _, _ = step(model, memory, cache, prefix[:, t])
-        formula_memory = _formula_memory(model, src)
+        by_formula = formula_memory(model, src)
 
         def recompute():
-            tgt = model.target_embedding(prefix, False)[0]
-            out, _ = model.transformer.decoder.decode(tgt, formula_memory, causal_mask(11), None, None, src == PAD_ID)
-            return model.generator(out[:, -1])
+            return formula_step(model, by_formula, src, prefix)
 
         inc, full = [], []
         for _ in range(rounds * 20):

@@ -83,7 +83,7 @@ def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off
     B, steps = src_ids.size(0), steps or max_steps(model, src_ids)
     ids = torch.full((B, 1), BOS_ID, dtype=torch.long)
     done = torch.zeros(B, dtype=torch.bool)
-    memory, cache = (encode(model, src_ids, off), Cache()) if incremental else (_formula_memory(model, src_ids), None)
+    memory, cache = (encode(model, src_ids, off), Cache()) if incremental else (formula_memory(model, src_ids), None)
     rows = []  # per step: logits (B, V), self (layers, B, nh, t + 1), cross (layers, B, nh, S)
     for _ in range(steps):
         if incremental:
@@ -91,7 +91,7 @@ def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off
             if record:
                 rows.append((logits, self_rows, cross_rows))
         else:
-            logits = _formula_step(model, memory, src_ids, ids)
+            logits = formula_step(model, memory, src_ids, ids)
         if sampling is None:
             word = logits.argmax(-1)
         else:
@@ -114,14 +114,14 @@ def _recorded(ids: Tensor, memory: Memory, rows) -> Decoding:
                     torch.stack([r[2] for r in rows], 3))
 
 
-def _formula_memory(model, src_ids: Tensor) -> Tensor:
+def formula_memory(model, src_ids: Tensor) -> Tensor:
     """The encoder's output by the formula (model/transformer.py), once per batch."""
     src, _ = model.source_embedding(src_ids, False)
     out, _, _ = model.transformer.encoder.encode(src, None, src_ids == PAD_ID)
     return model.transformer.encoder.norm(out)
 
 
-def _formula_step(model, memory: Tensor, src_ids: Tensor, ids: Tensor) -> Tensor:
+def formula_step(model, memory: Tensor, src_ids: Tensor, ids: Tensor) -> Tensor:
     """The next word's logits (B, V) by running the decoder over the whole prefix ids (B, t) again."""
     tgt, _ = model.target_embedding(ids, False)
     out, _ = model.transformer.decoder.decode(tgt, memory, causal_mask(ids.size(1)), None, None, src_ids == PAD_ID)
