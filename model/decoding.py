@@ -73,10 +73,13 @@ def max_steps(model, src_ids: Tensor) -> int:
 
 
 def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off=(), incremental: bool = True,
-             steps: int | None = None, record: bool = False):
+             steps: int | None = None, record: bool = False, forced: Tensor | None = None):
     """Greedy (sampling None) or sampled decoding of a batch of sources (B, S) -> ids (B, T), each row ending
-    with <eos> (or cut at `steps`), <pad> after it. With record=True (incremental only), a Decoding instead."""
+    with <eos> (or cut at `steps`), <pad> after it. With record=True (incremental only), a Decoding instead.
+    forced (B, T): write these words instead of choosing (a beam search's answer, replayed to record it)."""
     off = heads_off_for(model, heads_off)
+    if forced is not None:
+        steps = forced.size(1)
     if (off is not None or record) and not incremental:
         raise ValueError("heads are switched off and steps recorded only in incremental decoding")
     generator = None if sampling is None else torch.Generator().manual_seed(sampling.seed)
@@ -92,7 +95,9 @@ def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off
                 rows.append((logits, self_rows, cross_rows))
         else:
             logits = formula_step(model, memory, src_ids, ids)
-        if sampling is None:
+        if forced is not None:
+            word = forced[:, ids.size(1) - 1]
+        elif sampling is None:
             word = logits.argmax(-1)
         else:
             word = torch.multinomial(sampling.probabilities(logits), 1, generator=generator)[:, 0]
@@ -128,22 +133,33 @@ def formula_step(model, memory: Tensor, src_ids: Tensor, ids: Tensor) -> Tensor:
     return model.generator(out[:, -1])
 
 
-def beam_search(model, src_ids: Tensor, beam: int, heads_off=(), steps: int | None = None) -> list[Tensor]:
+@dataclass(frozen=True)
+class BeamStep:
+    """The beam after one step: the open prefixes (without <bos>) and the sentences finished so far, each with its
+    summed log-probability, best first."""
+
+    open: tuple[tuple[tuple[int, ...], float], ...]
+    finished: tuple[tuple[tuple[int, ...], float], ...]
+
+
+def beam_search(model, src_ids: Tensor, beam: int, heads_off=(), steps: int | None = None, record: bool = False):
     """Beam search for each source of the batch: the `beam` best prefixes by summed log-probability; the best
     finished sentence once no open prefix can beat it (a longer prefix only loses probability). Returns, per
-    source, its ids ending with <eos> (or cut at `steps`)."""
+    source, its ids ending with <eos> (or cut at `steps`); with record=True, per source (ids, [BeamStep per step])."""
     if beam < 1:
         raise ValueError(f"the beam must hold at least 1 prefix, not {beam}")
     off = heads_off_for(model, heads_off)
     memory = encode(model, src_ids, off)
     steps = steps or max_steps(model, src_ids)
-    return [_beam_one(model, memory.select(torch.tensor([row])), beam, off, steps) for row in range(src_ids.size(0))]
+    found = [_beam_one(model, memory.select(torch.tensor([row])), beam, off, steps) for row in range(src_ids.size(0))]
+    return found if record else [ids for ids, _ in found]
 
 
-def _beam_one(model, memory: Memory, beam: int, off, steps: int) -> Tensor:
+def _beam_one(model, memory: Memory, beam: int, off, steps: int) -> tuple[Tensor, list[BeamStep]]:
     prefixes = torch.full((1, 1), BOS_ID, dtype=torch.long)  # (k, t) the open prefixes
     scores = torch.zeros(1)  # (k,) their summed log-probabilities
     cache, finished = Cache(), []  # (score, ids) of sentences that wrote <eos>
+    history = []
     for _ in range(steps):
         logits, cache, _, _ = step(model, memory.select(torch.zeros(len(prefixes), dtype=torch.long)), cache,
                                    prefixes[:, -1], off)
@@ -156,14 +172,17 @@ def _beam_one(model, memory: Memory, beam: int, off, steps: int) -> Tensor:
                 finished.append((score, torch.cat([prefixes[row, 1:], torch.tensor([EOS_ID])])))
             else:
                 keep.append((score, row, word))
+        done = tuple(sorted(((tuple(ids.tolist()), score) for score, ids in finished), key=lambda f: -f[1]))
+        history.append(BeamStep(tuple((tuple(prefixes[row, 1:].tolist()) + (word,), score)
+                                      for score, row, word in keep), done))
         if finished and (not keep or max(s for s, _ in finished) >= keep[0][0]):
             break
         rows = torch.tensor([r for _, r, _ in keep])
         prefixes = torch.cat([prefixes[rows], torch.tensor([[w] for _, _, w in keep])], dim=1)
         scores, cache = torch.tensor([s for s, _, _ in keep]), cache.select(rows)
     if not finished:  # cut at `steps`: the best open prefix
-        return prefixes[0, 1:]
-    return max(finished, key=lambda f: f[0])[1]
+        return prefixes[0, 1:], history
+    return max(finished, key=lambda f: f[0])[1], history
 
 
 def words_of(model, ids) -> str:

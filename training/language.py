@@ -9,6 +9,7 @@ form the held-out split: training never samples them; evaluation samples only th
 """
 import hashlib
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -157,3 +158,39 @@ def english_vocabulary() -> list[str]:
              *ADJECTIVES.values(), *TIMES.values(), *PLACES.values(), "do", "does", "did", "will", "not", "?",
              *(w for _, s, p in NOUNS.values() for w in (s, p))]
     return list(dict.fromkeys(t for w in words for t in w.split()))
+
+
+def _alternatives(words) -> str:
+    """A regex group of the words, the longest first (我们 before 我)."""
+    return "(" + "|".join(sorted((w for w in words if w), key=len, reverse=True)) + ")"
+
+
+_MEASURES = {m for m, _, _ in NOUNS.values()}
+_AFFIRMATIVE_PAIRS, _NEGATED_PAIRS = frozenset(_VERB_OBJECTS), frozenset(_NEGATED_OBJECTS)
+_PATTERN = re.compile(
+    f"{_alternatives(TIMES)}?{_alternatives(SUBJECTS)}{_alternatives(PLACES)}?(不|没)?{_alternatives(VERBS)}(了)?"
+    f"(?:{_alternatives(NUMBERS)}{_alternatives(_MEASURES)})?{_alternatives(ADJECTIVES)}?{_alternatives(NOUNS)}(吗)?")
+
+
+def parse(chinese: str) -> Sentence | None:
+    """The sentence of the language this Chinese text is (spaces and a final 。 or ？ ignored), or None when it is
+    none: it is rebuilt from its parts and must read back the same, so every rule (measure words, 了, 不/没, bare
+    nouns) is checked by the code that writes the language."""
+    text = "".join(chinese.split()).rstrip("。？.?")
+    match = _PATTERN.fullmatch(text)
+    if match is None:
+        return None
+    time, subject, place, negation, verb, _, number, _, adjective, noun, question = match.groups()
+    form = NEGATION if negation else QUESTION if question else STATEMENT
+    sentence = Sentence(time or "", subject, place or "", verb, number, adjective or "", noun, form)
+    pairs = _NEGATED_PAIRS if form == NEGATION else _AFFIRMATIVE_PAIRS
+    return sentence if sentence.chinese() == text and (verb, (number, sentence.adjective, noun)) in pairs else None
+
+
+def index_of(sentence: Sentence) -> int:
+    """The inverse of sentence_at."""
+    pairs = _NEGATED_OBJECTS if sentence.form == NEGATION else _VERB_OBJECTS
+    pair = pairs.index((sentence.verb, (sentence.number, sentence.adjective, sentence.noun)))
+    frame = (_TIME_KEYS.index(sentence.time) * len(SUBJECTS) + _SUBJECT_KEYS.index(sentence.subject)) * len(PLACES) \
+        + _PLACE_KEYS.index(sentence.place)
+    return _FORM_RANGES[sentence.form][0] + frame * len(pairs) + pair

@@ -88,7 +88,7 @@ def _readable(text: str, new: bool) -> str:
 LINK_KEYS = frozenset({
     "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm", "positional",
     "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask", "pad_to",
-    "blocked", "mask_map", "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims",
+    "blocked", "mask_map", "off", "part", "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims",
 })
 _LINK_CHECKED = "_link_checked"
 
@@ -236,6 +236,16 @@ def int_list(label: str, name: str, options: Sequence[int], format_func, contain
            lambda v: isinstance(v, list) and all(x in options for x in v), "pick from the tokens shown")
     container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
     return write_back(name, lambda v: ",".join(map(str, v)))
+
+
+def name_list(label: str, name: str, options: Sequence[str], format_func, container=st, **kwargs) -> list[str]:
+    """Several of `options` (names without commas) bound to ?name=a,b,c."""
+    options = list(options)
+    _start(name, [], lambda raw: [x.strip() for x in raw.split(",") if x.strip()],
+           lambda v: isinstance(v, list) and all(x in options for x in v),
+           f"pick from {', '.join(options[:6])}" + ("…" if len(options) > 6 else ""))
+    container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
+    return write_back(name, ",".join)
 
 
 def text(label: str, name: str, default: str, max_chars: int, container=st, area: bool = True, **kwargs) -> str:

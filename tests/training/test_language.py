@@ -88,3 +88,14 @@ def test_sampling_is_reproducible_by_seed_and_the_held_out_split_is_never_traine
 def test_an_index_outside_the_language_is_refused():
     with pytest.raises(IndexError):
         language.sentence_at(language.SIZE)
+
+
+def test_parse_reads_back_every_sentence_and_its_index_and_nothing_outside_the_language():
+    for index in range(0, language.SIZE, 7):  # 61,148 sentences of every form
+        sentence = language.sentence_at(index)
+        assert language.parse(sentence.chinese()) == sentence
+        assert language.index_of(sentence) == index
+    for chinese, english in EXAMPLES:
+        assert language.parse(f" {chinese}。").english() == english
+    for chinese in [*NOT_IN_LANGUAGE, "", "我有一只猫吗吗", "hello", "我喜欢大猫", "我有一只猫 cat"]:
+        assert language.parse(chinese) is None, chinese

@@ -1,0 +1,123 @@
+"""Translate: the trained translator writes 我有一只猫 as I have a cat, one word at a time, and the page shows why.
+
+The page holds what its parts share: the Chinese source (?src=), whether it is a sentence of the toy language and
+its correct translation, the heads switched off (?off=, in the sidebar, for every part), and which part is shown
+(?part=). Each part is a module with section(t: Translate), drawn in a fragment: a slider in it reruns only it.
+"""
+import importlib
+from dataclasses import dataclass
+
+import streamlit as st
+
+from views import state
+from views.frame import Page
+from views.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
+from views.runs import unknown_notice
+
+# ?part= -> (label, module): each module has section(t: Translate)
+PARTS = {
+    "steps": ("Step by step", "views.translate_steps"),
+    "alignment": ("Alignment", "views.translate_alignment"),
+    "heads": ("Switch heads off", "views.translate_heads"),
+    "forcing": ("Teacher forcing", "views.translate_forcing"),
+    "learning": ("Watch it learn", "views.translate_learning"),
+    "live": ("Train it live", "views.translate_live"),
+}
+
+
+@dataclass(frozen=True)
+class Translate:
+    """What every part of the page gets, read-only."""
+
+    src: str  # the Chinese text as typed
+    loaded: object  # model.translator_source.LoadedTranslator: the shipped translator, shared by every session
+    source: object  # model.sources.Encoded: src as the translator reads it (.input_ids (1, S), .tokens, .unknown)
+    heads_off: tuple[tuple[str, int, int], ...]  # ("cross", 1, 3)...: switched off in the sidebar
+    reference: str | None  # the correct English when src is a sentence of the toy language, else None
+    held_out: bool  # src is a sentence of the held-out split: the translator never trained on it
+
+
+def intro() -> None:
+    st.info("A small Transformer trained by this project (in about a minute, on this kind of machine) on a toy "
+            "Chinese → English language of about 430,000 sentences. Step through its decoding word by word, see "
+            "which characters each English word looks at, switch heads off, and watch it learn.",
+            icon=":material/translate:")
+
+
+def head_name(name: str) -> str:
+    """"cross.1.3" -> "cross-attention · layer 1 · head 3"."""
+    block, layer, head = name.split(".")
+    what = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}[block]
+    return f"{what}-attention · layer {layer} · head {head}"
+
+
+def heads_off(config) -> tuple[tuple[str, int, int], ...]:
+    """The sidebar's heads switched off, bound to ?off=encoder.0.1,cross.1.3."""
+    from model.incremental import BLOCKS, parse_head
+
+    names = [f"{b}.{layer}.{h}" for b in BLOCKS for layer in range(config.num_layers) for h in range(config.nhead)]
+    chosen = state.name_list("Heads switched off", "off", names, head_name, container=st.sidebar,
+                             placeholder="none: the whole model",
+                             help="A head switched off adds nothing to its layer's output (its context is zeroed "
+                                  "before W_O); every part of the page then uses the model without it.")
+    return tuple(parse_head(name) for name in chosen)
+
+
+def source_text() -> str:
+    """The Chinese source box (?src=); empty text, or text without a Chinese character, says what to do and stops."""
+    from model.vocabulary import chinese_tokens
+
+    src = state.text("Chinese sentence (what the encoder reads)", "src", CHINESE_SOURCE, MAX_TEXT_CHARS, area=False,
+                     placeholder="e.g. 我有一只猫")
+    if not src.strip():
+        st.info("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书.",
+                icon=":material/edit:")
+        state.show_notices()
+        state.stop()
+    if not any("\u3400" <= c <= "\u9fff" for c in chinese_tokens(src)):
+        st.info("The translator reads Chinese characters, one token each, and this text has none (only Latin "
+                "letters, digits or punctuation). Try 我有一只猫.", icon=":material/translate:")
+        state.show_notices()
+        state.stop()
+    return src
+
+
+def say_what_it_is(t: Translate) -> None:
+    """Unknown characters, a cut text, a sentence outside the language: plain notices above the parts."""
+    total = t.source.total_tokens
+    if total > len(t.source.tokens):
+        state.notice(f"This text has {total} characters; the translator reads at most {len(t.source.tokens)} (a "
+                     "sentence of its language has at most 20), so it reads only the first "
+                     f"{len(t.source.tokens)}.")
+    if t.source.unknown:
+        state.notice(unknown_notice(t.source.unknown, "character"))
+    state.show_notices()
+    if t.reference is None:
+        st.caption(":material/help: Not a sentence of the toy language (see the tutorial's TOY_LANGUAGE.md): the "
+                   "translation below is the model's guess, and no answer is right or wrong.")
+    else:
+        split = ("held out: the translator never saw it in training" if t.held_out
+                 else "from the training split")
+        st.caption(f":material/check_circle: A sentence of the toy language ({split}). Its translation: "
+                   f"*{t.reference}*")
+
+
+def view(page: Page) -> None:
+    from training.language import index_of, is_held_out, parse
+    from views.translation import loaded_translator
+
+    loaded = loaded_translator()
+    off = heads_off(loaded.translator.config)
+    src = source_text()
+    sentence = parse(src)
+    t = Translate(src, loaded, loaded.encode(src), off, None if sentence is None else sentence.english(),
+                  sentence is not None and is_held_out(index_of(sentence)))
+    say_what_it_is(t)
+    part = state.choice("Show", "part", list(PARTS), "steps", widget="segmented_control",
+                        format_func=lambda key: PARTS[key][0])
+    _part(part, t)
+
+
+@state.fragment
+def _part(part: str, t: Translate) -> None:
+    importlib.import_module(PARTS[part][1]).section(t)
