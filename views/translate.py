@@ -18,11 +18,11 @@ from views.runs import unknown_notice
 PARTS = {
     "steps": ("Step by step", "views.translate_steps"),
     "alignment": ("Alignment", "views.translate_alignment"),
-    "heads": ("Switch heads off", "views.translate_heads"),
-    "forcing": ("Teacher forcing", "views.translate_forcing"),
-    "learning": ("Watch it learn", "views.translate_learning"),
-    "live": ("Train it live", "views.translate_live"),
 }
+# a statement, a reordering (the time word goes last), a question, a negation
+EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")
+PLAYING = "_translate_playing"  # session key: the step part is playing (its fragment reruns by itself)
+PLAY_EVERY = 1.0  # seconds per step while playing
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,9 @@ def source_text() -> str:
 
     src = state.text("Chinese sentence (what the encoder reads)", "src", CHINESE_SOURCE, MAX_TEXT_CHARS, area=False,
                      placeholder="e.g. 我有一只猫")
+    examples = st.container(horizontal=True, gap="small")
+    for example in EXAMPLES:
+        examples.button(example, type="tertiary", on_click=_set_source, args=(example,), key=f"example-{example}")
     if not src.strip():
         st.info("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书.",
                 icon=":material/edit:")
@@ -80,6 +83,10 @@ def source_text() -> str:
         state.show_notices()
         state.stop()
     return src
+
+
+def _set_source(text: str) -> None:
+    st.session_state["src"] = text
 
 
 def say_what_it_is(t: Translate) -> None:
@@ -115,9 +122,14 @@ def view(page: Page) -> None:
     say_what_it_is(t)
     part = state.choice("Show", "part", list(PARTS), "steps", widget="segmented_control",
                         format_func=lambda key: PARTS[key][0])
-    _part(part, t)
+    if part != "steps":
+        st.session_state[PLAYING] = False
+    (_playing if st.session_state.get(PLAYING) else _part)(part, t)
 
 
-@state.fragment
-def _part(part: str, t: Translate) -> None:
+def _section(part: str, t: Translate) -> None:
     importlib.import_module(PARTS[part][1]).section(t)
+
+
+_part = state.fragment(_section)
+_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing
