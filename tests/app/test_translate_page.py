@@ -178,3 +178,18 @@ def test_a_bad_step_in_the_link_is_ignored_with_a_notice():
     at = open_translate(step="99")
     assert slider(at, "step").value == 0
     assert any("step=99" in w.value for w in at.warning)
+
+
+def test_moving_the_step_layer_or_head_never_runs_the_model_again():
+    from views import memory
+
+    at = open_translate(src="明天老师在公园看见三只小鸟吗")
+    decoded = memory.COMPUTED["forward"]
+    for t in range(1, 4):
+        slider(at, "step").set_value(t).run()
+        slider(at, "layer").set_value(t % 2).run()
+        slider(at, "head").set_value(t).run()
+        {b.label: b for b in at.button}["Next"].click().run()
+    assert not at.exception and memory.COMPUTED["forward"] == decoded
+    at.segmented_control(key="decode").set_value("beam").run()  # a new way of choosing: decoded once more
+    assert memory.COMPUTED["forward"] == decoded + 1
