@@ -91,10 +91,12 @@ def _set_source(text: str) -> None:
 
 def say_what_it_is(t: Translate) -> None:
     """Unknown characters, a cut text, a sentence outside the language: plain notices above the parts."""
+    from training.language import LONGEST_CHINESE
+
     total = t.source.total_tokens
     if total > len(t.source.tokens):
         state.notice(f"This text has {total} characters; the translator reads at most {len(t.source.tokens)} (a "
-                     "sentence of its language has at most 20), so it reads only the first "
+                     f"sentence of its language has at most {LONGEST_CHINESE}), so it reads only the first "
                      f"{len(t.source.tokens)}.")
     if t.source.unknown:
         state.notice(unknown_notice(t.source.unknown, "character"))
