@@ -5,7 +5,7 @@ A head switched off is model.incremental's: its context is zeroed before W_O, so
 is gone and the other heads are untouched (tests/model/test_ablation.py proves it equals zeroing the head's columns
 of W_O in a copy of the model). Scoring a set of heads is one batched greedy decoding of the sentences (the encoder
 once, one new row per step). A ranking scores each set in turn: stacking every set into one batch was slower (its
-rows all run as long as the most broken set's; bench/heads.py).
+rows all run as long as the most broken set's; bench/heads_and_forcing.py).
 
 Single heads barely matter in the shipped model (bench/translator.py: 13 of its 24 heads alone change nothing), so
 the ranking also holds every head of one attention block and layer, and every head of one block.
@@ -20,7 +20,7 @@ from torch import Tensor
 from .decoding import batch_of, generate, max_steps, words_of
 from .footprint import FLOAT32, OVERHEAD, SLACK
 from .incremental import BLOCKS
-from .vocabulary import chinese_tokens, same_translation
+from .vocabulary import EOS_ID, chinese_tokens, english_tokens, same_translation
 
 Head = tuple[str, int, int]  # ("cross", 1, 3): block, layer, head, as model.incremental.parse_head reads them
 
@@ -69,11 +69,20 @@ def sources_of(model, chinese: Iterable[str]) -> Tensor:
     return batch_of(model, [model.source.ids(chinese_tokens(text)[:model.max_positions]) for text in chinese])
 
 
+def steps_to_check(expected: Sequence[str]) -> int:
+    """Words a decoding needs to be checked: the longest expected translation and its <eos>. A sentence still
+    writing after that is wrong whatever comes next, so decoding stops there (a broken model would otherwise write
+    on to its limit, 2 S + 8 words, and take three times as long)."""
+    return max(len(english_tokens(e)) for e in expected) + 1
+
+
 def score(model, sources: Tensor, expected: Sequence[str], heads: Iterable[Head] = ()) -> Score:
-    """Greedy translations of sources (N, S) with `heads` switched off, checked against the expected English."""
+    """Greedy translations of sources (N, S) with `heads` switched off, checked against the expected English; each
+    written until <eos> or steps_to_check (a longer one is cut there: wrong either way)."""
     heads = tuple(sorted(set(heads)))
     with torch.inference_mode():
-        written = generate(model, sources, heads_off=heads)
+        written = generate(model, sources, heads_off=heads, steps=min(steps_to_check(expected),
+                                                                         max_steps(model, sources)))
     right = np.array([same_translation(words_of(model, row), want) for row, want in zip(written, expected)])
     return Score(heads, written.numpy().astype(np.int16), right)
 
@@ -86,8 +95,8 @@ def rank(model, sources: Tensor, expected: Sequence[str], sets: Sequence[HeadSet
 
 
 def translations(model, score: Score) -> list[str]:
-    """The English each sentence was translated to."""
-    return [words_of(model, row.tolist()) for row in score.written]
+    """The English each sentence was translated to ("…" at the end of one cut while still writing)."""
+    return [words_of(model, row.tolist()) + ("" if EOS_ID in row else " …") for row in score.written]
 
 
 def decoding_bytes(config, batch: int, source: int, steps: int, vocabulary: int) -> int:
@@ -102,5 +111,5 @@ def decoding_bytes(config, batch: int, source: int, steps: int, vocabulary: int)
 
 
 def scoring_bytes(model, sources: Tensor) -> int:
-    """decoding_bytes of scoring these sources (one set of heads at a time)."""
+    """decoding_bytes of decoding these sources to their limit (scoring stops sooner: steps_to_check)."""
     return decoding_bytes(model.config, sources.size(0), sources.size(1), max_steps(model, sources), len(model.target))

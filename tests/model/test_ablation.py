@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from model import ablation
-from model.ablation import HeadSet, decoding_bytes, head_sets, rank, score, sources_of, translations
+from model.ablation import HeadSet, decoding_bytes, head_sets, rank, score, sources_of, steps_to_check, translations
 from model.decoding import generate, words_of
 from model.incremental import Cache, encode, parse_head, step
 from model.translator import Translator, load_shipped
-from model.vocabulary import BOS_ID
+from model.vocabulary import BOS_ID, EOS_ID, same_translation
 from training import language
 from training.train import exact_match
 
@@ -49,6 +49,23 @@ def test_every_cross_head_off_breaks_the_translation_and_the_exact_match(shipped
     assert len(set(translations(shipped, everything))) < 10
 
 
+def test_scoring_stops_after_the_longest_correct_translation_where_no_sentence_can_still_be_right(shipped, held_out):
+    sentences, expected = held_out
+    src = sources_of(shipped, [s.chinese() for s in sentences])
+    every_decoder_head = [("decoder", layer, head) for layer in range(2) for head in range(4)]
+    cut = score(shipped, src, expected, every_decoder_head)  # some sentences then write on without <eos>
+    with torch.inference_mode():
+        to_the_limit = generate(shipped, src, heads_off=every_decoder_head)
+    assert cut.written.shape[1] == steps_to_check(expected) < to_the_limit.size(1)
+    assert cut.right.tolist() == [same_translation(words_of(shipped, row), want)
+                                  for row, want in zip(to_the_limit, expected)]
+    assert 0 < cut.exact_match < 1
+    written = translations(shipped, cut)
+    still_writing = [i for i, row in enumerate(cut.written) if EOS_ID not in row]
+    assert still_writing and all(written[i].endswith(" …") for i in still_writing)
+    assert not any(w.endswith("…") for i, w in enumerate(written) if i not in still_writing)
+
+
 def test_a_set_off_equals_the_formulas_path_on_a_copy_with_its_w_o_columns_zeroed(shipped, held_out):
     sentences, expected = held_out
     heads = [("cross", 1, 3), ("cross", 1, 0), ("decoder", 0, 2), ("encoder", 1, 1)]
@@ -63,7 +80,7 @@ def test_a_set_off_equals_the_formulas_path_on_a_copy_with_its_w_o_columns_zeroe
         with torch.no_grad():
             mha.out_proj.weight[:, head * hd:(head + 1) * hd] = 0
     with torch.inference_mode():
-        formula = generate(copy, src, incremental=False)
+        formula = generate(copy, src, incremental=False, steps=steps_to_check(expected))
     assert np.array_equal(off.written, formula.numpy())
     assert off.right.tolist() == [words_of(copy, row) == want for row, want in zip(formula, expected)]
     assert off.exact_match < 1.0  # the set matters: the comparison is not of two unchanged models
