@@ -10,7 +10,7 @@ rows all run as long as the most broken set's; bench/heads_and_forcing.py).
 Single heads barely matter in the shipped model (bench/translator.py: 13 of its 24 heads alone change nothing), so
 the ranking also holds every head of one attention block and layer, and every head of one block.
 """
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,10 +87,16 @@ def score(model, sources: Tensor, expected: Sequence[str], heads: Iterable[Head]
     return Score(heads, written.numpy().astype(np.int16), right)
 
 
-def rank(model, sources: Tensor, expected: Sequence[str], sets: Sequence[HeadSet]) -> list[tuple[HeadSet, float]]:
-    """Each set's exact match, the lowest first (the set the translator misses most); a tie keeps the given order,
-    so a single head comes before a set that does no worse."""
-    found = [(s, score(model, sources, expected, s.heads).exact_match) for s in sets]
+def rank(sets: Sequence[HeadSet], exact_match: Callable[[tuple[Head, ...]], float],
+         before_each: Callable[[int, HeadSet], None] | None = None) -> list[tuple[HeadSet, float]]:
+    """Each set's exact_match(heads) (e.g. score(...).exact_match, or a cached one), the lowest first (the set the
+    translator misses most); a tie keeps the given order, so a single head comes before a set that does no worse.
+    before_each(i, set) is called before each set is scored (a progress bar)."""
+    found = []
+    for i, head_set in enumerate(sets):
+        if before_each is not None:
+            before_each(i, head_set)
+        found.append((head_set, exact_match(head_set.heads)))
     return sorted(found, key=lambda pair: pair[1])
 
 

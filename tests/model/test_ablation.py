@@ -103,7 +103,10 @@ def test_the_ranking_puts_what_the_translator_misses_most_first_and_keeps_ties_i
     src = sources_of(shipped, [s.chinese() for s in sentences[:40]])
     sets = [HeadSet("encoder.0.0", (("encoder", 0, 0),)), HeadSet("cross.*.*", EVERY_CROSS_HEAD),
             HeadSet("decoder.1.3", (("decoder", 1, 3),)), HeadSet("cross.1.*", EVERY_CROSS_HEAD[4:])]
-    ranked = rank(shipped, src, expected[:40], sets)
+    seen = []
+    ranked = rank(sets, lambda heads: score(shipped, src, expected[:40], heads).exact_match,
+                  lambda i, s: seen.append((i, s.name)))
+    assert seen == list(enumerate(s.name for s in sets))
     scores = [m for _, m in ranked]
     assert scores == sorted(scores) and ranked[0][0].name == "cross.*.*" and scores[0] < 0.1
     assert {s.name for s, _ in ranked} == {s.name for s in sets}
