@@ -146,7 +146,7 @@ def self_attention(c, config) -> None:
     shown = maps.mean(0) if mean else maps[head]
     with left:
         show_chart(heatmap_spec(shown, c.forced.inputs, c.forced.inputs,
-                                f"Decoder self-attention under teacher forcing, {which}",
+                                f"Decoder self-attention (teacher forcing), {which}",
                                 keys="key: English word read (earlier)", queries="query: English word read"),
                    key="forcing-self")
     right.caption("All positions at once, in one pass: the causal mask (the empty upper triangle) is what keeps each "

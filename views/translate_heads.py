@@ -112,9 +112,13 @@ def translate(model, src_ids, heads: tuple) -> str:
 
 
 def marked(words: list[str], against: list[str]) -> str:
-    """The words as Markdown, those that differ from `against` at the same place in red."""
-    shown = [plain(w) if i < len(against) and w == against[i] else f":red[**{plain(w)}**]"
-             for i, w in enumerate(words)]
+    """The words as Markdown, those not in `against` (a word-level diff: inserted or replaced) in bold red."""
+    import difflib
+
+    kept = set()
+    for block in difflib.SequenceMatcher(a=against, b=words, autojunk=False).get_matching_blocks():
+        kept.update(range(block.b, block.b + block.size))
+    shown = [plain(w) if i in kept else f":red[**{plain(w)}**]" for i, w in enumerate(words)]
     return " ".join(shown) or f"(nothing: it wrote {plain('<eos>')} first)"
 
 

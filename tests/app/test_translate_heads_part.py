@@ -132,3 +132,12 @@ def test_any_text_the_page_lets_through_is_translated_with_and_without_the_heads
     assert said(at, "**Without the 8 heads switched off:**") is not None
     against = [c.value for c in at.caption if c.value.startswith("Against the correct translation")]
     assert bool(against) == (language.parse(src) is not None)
+
+
+def test_only_the_words_that_changed_are_marked():
+    from views.translate_heads import marked
+
+    assert marked("the teacher bought two books".split(), "she bought two books".split()) == \
+        ":red[**the**] :red[**teacher**] bought two books"
+    assert marked("I have a cat".split(), "I have a cat".split()) == "I have a cat"
+    assert marked([], ["I"]) == "(nothing: it wrote ` <eos> ` first)"
