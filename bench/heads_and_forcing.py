@@ -8,6 +8,7 @@
 3. Server time of a rerun (Streamlit's script run, timed inside its thread, in AppTest): the heads part with its
    scores cached and with a set of heads not yet scored; the teacher-forcing part after a snapshot change (first
    time, then cached) and after a layer move.
+4. Bytes sent to a real browser for one load of each part (the default sentence 我有一只猫).
 
     .venv/bin/python bench/heads_and_forcing.py [--rounds 7] [--threads 2]
 """
@@ -164,10 +165,52 @@ def server(rounds: int) -> None:
         print(f"| {part} | {change} | {median_ms(t)} |")
 
 
+LINKS = {"heads, whole model": "part=heads&src=我有一只猫",
+         "heads, every cross head off": "part=heads&src=我有一只猫&off=" + ",".join(
+             f"cross.{layer}.{head}" for layer in range(2) for head in range(4)),
+         "forcing, trained": "part=forcing&src=我有一只猫",
+         "forcing, snapshot 150": "part=forcing&src=我有一只猫&snapshot=150"}
+
+
+def page_bytes(quiet: float = 2.0) -> None:
+    """Bytes of websocket frames a real Chromium receives for one load of each part (static files, cached by a
+    browser, not counted), after a first visit that warmed the server (model loaded, ranking computed)."""
+    from bench.page_bytes import kind_of
+    from bench.servers import chromium, spawn
+
+    def load(browser, url: str) -> int:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        by_kind, last = {}, [time.perf_counter()]
+
+        def on_frame(payload) -> None:
+            if isinstance(payload, bytes):
+                by_kind[kind_of(payload)] = by_kind.get(kind_of(payload), 0) + len(payload)
+                last[0] = time.perf_counter()
+
+        page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+        page.goto(url)
+        page.get_by_text("The whole model:").or_(page.get_by_text("They agree")).or_(
+            page.get_by_text("They part")).first.wait_for(timeout=600_000)
+        while not by_kind.get("script_finished") or time.perf_counter() - last[0] < quiet:
+            page.wait_for_timeout(100)
+        context.close()
+        return sum(by_kind.values())
+
+    with spawn(ROOT / "app.py", session_ttl=None) as server, chromium() as browser:
+        url = server.url.rstrip("/")
+        load(browser, f"{url}/translate?{LINKS['heads, whole model']}")  # warm: the model, the ranking
+        print("\n4. bytes a browser receives for one load of the part (MB = 10^6 bytes; budget 1 MB)")
+        print("| link | MB |\n|---|---:|")
+        for name, query in LINKS.items():
+            print(f"| {name} | {load(browser, f'{url}/translate?{query}') / 1e6:.3f} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--no-browser", action="store_true")
     args = p.parse_args()
     import torch
 
@@ -176,6 +219,8 @@ def main() -> None:
     scoring(args.rounds)
     memory(args.threads)
     server(args.rounds)
+    if not args.no_browser:
+        page_bytes()
 
 
 if __name__ == "__main__":
