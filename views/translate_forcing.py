@@ -28,8 +28,12 @@ def snapshot_model(step: int, trained):
     if step == snapshot_steps()[-1][0]:
         return trained
     size = module_bytes(trained)
-    return or_stop("Loading the training snapshot", budget().get_or_build, ("translator snapshot", step),
+    return or_stop("Loading the training snapshot", budget().get_or_build, snapshot_key(step),
                    lambda: snapshot(step), "model", 2 * size, module_bytes)
+
+
+def snapshot_key(step: int) -> tuple:
+    return "translator snapshot", step
 
 
 def snapshot_steps() -> list[tuple[int, float]]:
@@ -78,17 +82,25 @@ def reference(t: Translate) -> tuple[int, ...] | None:
     return target.ids
 
 
+def with_room(step: int, model, src, decodings: int, fn, *args):
+    """fn(*args) on a model thread, with room made in the budget first for `decodings` decodings of src (1, S)."""
+    from model.ablation import decoding_bytes
+    from model.translator_source import TRANSLATOR_KEY
+    from views.models import Choice, model_key
+
+    need = decodings * decoding_bytes(model.config, 1, src.size(1), model.max_positions, len(model.target))
+    with budget().room(need, spare=(model_key(Choice(TRANSLATOR_KEY)), snapshot_key(step))):
+        return on_model_thread(fn, *args)
+
+
 def comparison(t: Translate, step: int, model, ref: tuple[int, ...]):
     """model.teacher_forcing.Comparison of the source and the reference, computed once, then shared."""
-    from model.ablation import decoding_bytes
     from model.teacher_forcing import compare
 
     src = t.source.input_ids
 
     def compute():
-        need = 2 * decoding_bytes(model.config, 1, src.size(1), model.max_positions, len(model.target))
-        with budget().room(need):
-            return on_model_thread(compare, model, src, list(ref), t.heads_off)
+        return with_room(step, model, src, 2, compare, model, src, list(ref), t.heads_off)  # two decodings
 
     key = ("translate", "teacher forcing", step, tuple(src[0].tolist()), ref, t.heads_off)
     return cached(key, compute, "The translator")
@@ -161,7 +173,8 @@ def section(t: Translate) -> None:
     if ref is None:
         from model.decoding import generate, words_of
 
-        written = words_of(model, on_model_thread(generate, model, t.source.input_ids, None, t.heads_off)[0])
+        src = t.source.input_ids
+        written = words_of(model, with_room(step, model, src, 1, generate, model, src, None, t.heads_off)[0])
         st.info("Teacher forcing reads a correct translation, shifted right, and this text is not a sentence of the "
                 "toy language, so the page knows none: type the English it means above. Free generation needs none: "
                 f"it writes *{words(written.split()) or '(nothing)'}*.", icon=":material/edit:")
