@@ -189,9 +189,9 @@ def ranking_table(t: Translate) -> None:
     top, top_score = singles[0]
     st.caption(f"Every single head, every head of one block and layer, and every head of one block, ranked by the "
                f"exact match on the {SENTENCES} sentences without them (worst first; computed once for this server, "
-               f"in {seconds:.1f} s). {harmless} of the {len(singles)} single heads change nothing: one head is "
-               "rarely missed, because the others carry the same information. The sets show where the translator "
-               "breaks.")
+               f"in {seconds:.1f} s). {harmless} of the {len(singles)} single heads change nothing: trained with "
+               "dropout, the model spreads what it needs over several heads, so one is rarely missed. The sets show "
+               "where the translator breaks.")
     if st.button(f"Switch off the single head that matters most: {set_label(top.name)} ({top_score:.1%})",
                  key="heads-off-top", on_click=_switch_off, args=([head_id(h) for h in top.heads],)):
         st.rerun()
