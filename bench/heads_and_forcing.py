@@ -152,9 +152,9 @@ def server(rounds: int) -> None:
     first, again, layer = [], [], []
     for i in range(rounds):
         step = steps[i % len(steps)]
-        first.append(rerun(forcing, lambda at, s=step: at.select_slider(key="snapshot").set_value(s)))
-        rerun(forcing, lambda at: at.select_slider(key="snapshot").set_value(600))
-        again.append(rerun(forcing, lambda at, s=step: at.select_slider(key="snapshot").set_value(s)))
+        first.append(rerun(forcing, lambda at, s=step: at.select_slider(key="snap").set_value(s)))
+        rerun(forcing, lambda at: at.select_slider(key="snap").set_value(600))
+        again.append(rerun(forcing, lambda at, s=step: at.select_slider(key="snap").set_value(s)))
         layer.append(rerun(forcing, lambda at, i=i: at.slider(key="layer").set_value(i % 2)))
     print(f"\n3. server time of a rerun (the page's script, AppTest; median of {rounds}, ms)")
     print("| part | change | ms |\n|---|---|---:|")
@@ -169,7 +169,7 @@ LINKS = {"heads, whole model": "part=heads&src=我有一只猫",
          "heads, every cross head off": "part=heads&src=我有一只猫&off=" + ",".join(
              f"cross.{layer}.{head}" for layer in range(2) for head in range(4)),
          "forcing, trained": "part=forcing&src=我有一只猫",
-         "forcing, snapshot 150": "part=forcing&src=我有一只猫&snapshot=150"}
+         "forcing, snapshot 150": "part=forcing&src=我有一只猫&snap=150"}
 
 
 def page_bytes(quiet: float = 2.0) -> None:

@@ -4,8 +4,8 @@ writes given its own words, where they part, and the decoder's self-attention un
 
 The reference is the correct translation when the source is a sentence of the toy language, or an English text typed
 in ?tgt= (the encoder-decoder page's target box). The model is the trained one or an earlier training snapshot
-(?snapshot=, a training step), with the sidebar's heads switched off: where the trained model agrees with itself,
-an early snapshot or a head switched off shows them part.
+(?snap=, a training step, as on the "Watch it learn" part), with the sidebar's heads switched off: where the trained
+model agrees with itself, an early snapshot or a head switched off shows them part.
 """
 import streamlit as st
 
@@ -43,11 +43,11 @@ def snapshot_steps() -> list[tuple[int, float]]:
 
 
 def pick_model(t: Translate):
-    """A slider over the training snapshots (?snapshot=), the trained model last; returns (step, model)."""
+    """A slider over the training snapshots (?snap=), the trained model last; returns (step, model)."""
     steps = snapshot_steps()
     right = dict(steps)
     last = steps[-1][0]
-    step = state.choice("Model: the translator after this many training steps", "snapshot", [s for s, _ in steps],
+    step = state.choice("Model: the translator after this many training steps", "snap", [s for s, _ in steps],
                         last, widget="select_slider",
                         format_func=lambda s: f"{s} (trained)" if s == last else str(s),
                         help="Snapshots saved while the shipped translator trained. At each step it got this share "

@@ -43,15 +43,15 @@ def test_the_trained_model_agrees_with_itself_on_a_sentence_of_its_language(tran
                     ["I", "have", "a", "cat", "<eos>"], ["I", "have", "a", "cat", "<eos>"],
                     ["<bos>", "I", "have", "a", "cat"]]
     assert "shapes" not in figure["layout"] and story(at).startswith("**They agree at every position.**")
-    assert at.select_slider(key="snapshot").value == 600 and link_value(at, "snapshot") == "600"
+    assert at.select_slider(key="snap").value == 600 and link_value(at, "snap") == "600"
     c = compare(translator, sources_of(translator, ["我有一只猫"]), translator.target.ids("I have a cat".split()))
     assert any(f"{c.loss:.3f}" in cap.value for cap in at.caption)
 
 
 def test_an_early_snapshot_parts_them_and_the_grid_frames_the_first_divergence():
     at = open_forcing()
-    at.select_slider(key="snapshot").set_value(150).run()
-    assert not at.exception and link_value(at, "snapshot") == "150"
+    at.select_slider(key="snap").set_value(150).run()
+    assert not at.exception and link_value(at, "snap") == "150"
     early = snapshot(150)
     c = compare(early, sources_of(early, ["我有一只猫"]), early.target.ids("I have a cat".split()))
     k = c.first_divergence
@@ -125,9 +125,9 @@ def test_a_long_text_and_a_long_reference_are_cut_with_a_notice():
 
 def test_a_bad_snapshot_in_the_link_and_a_hostile_reference_give_plain_messages():
     injection = "`![](http://evil.example/p.png)[Log in](http://evil.example)` <b>bold</b>"
-    at = open_forcing(snapshot="7", tgt=injection)
-    assert "Ignored ` snapshot=7 ` in the link" in "\n".join(w.value for w in at.warning)
-    assert at.select_slider(key="snapshot").value == 600
+    at = open_forcing(snap="7", tgt=injection)
+    assert "Ignored ` snap=7 ` in the link" in "\n".join(w.value for w in at.warning)
+    assert at.select_slider(key="snap").value == 600
     rows, figure = grid(at)
     assert all("<b>" not in cell for row in figure["data"][0]["text"] for cell in row)
     assert set(rows[2][:-1]) <= {"<unk>"} | set(load_shipped().target.tokens)

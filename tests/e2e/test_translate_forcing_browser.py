@@ -37,14 +37,14 @@ def test_cross_heads_switched_off_part_teacher_forcing_from_generation(page, ser
 
 
 def test_an_early_snapshot_parts_them_and_the_trained_model_agrees(page, server, shoot):
-    open_part(page, server, "forcing", src="我有一只猫", snapshot=150)
+    open_part(page, server, "forcing", src="我有一只猫", snap=150)
     page.get_by_text("They part at position 4.").wait_for(timeout=TIMEOUT)
     words = grid_words(page)
     assert "small" in words and "cats" in words and "first divergence" in words
     shoot(page, "translate-forcing-snapshot-150")
     page.get_by_role("slider").first.press("End")  # the snapshot slider, to the trained model
     page.get_by_text("They agree at every position.").wait_for(timeout=TIMEOUT)
-    page.wait_for_function("() => location.search.includes('snapshot=600')", timeout=TIMEOUT)
+    page.wait_for_function("() => location.search.includes('snap=600')", timeout=TIMEOUT)
     assert "first divergence" not in grid_words(page)
     assert_no_error(page)
 
