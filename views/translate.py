@@ -18,6 +18,8 @@ from views.runs import unknown_notice
 PARTS = {
     "steps": ("Step by step", "views.translate_steps"),
     "alignment": ("Alignment", "views.translate_alignment"),
+    "heads": ("Switch heads off", "views.translate_heads"),
+    "forcing": ("Teacher forcing", "views.translate_forcing"),
 }
 # a statement, a reordering (the time word goes last), a question, a negation
 EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")
