@@ -48,6 +48,12 @@ WATCH = """() => {
 }"""
 
 
+def head_slider(page):
+    """The Head slider: the chart's own (views/head_chart.py), or Streamlit's (the server path, and older checkouts)."""
+    own = page.locator(".attnviz-heads").get_by_role("slider", name="Head")
+    return own if own.count() else page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
+
+
 def repaint_times(browser, url: str, moves: int) -> list[float]:
     """ms from each key press to the painted chart of the new head, for `moves` presses on one page."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -57,7 +63,7 @@ def repaint_times(browser, url: str, moves: int) -> list[float]:
         page.wait_for_selector(".gtitle:has-text('head 0')", timeout=600_000)
         page.wait_for_timeout(1500)  # the first run's last messages
         page.evaluate(WATCH)
-        thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
+        thumb = head_slider(page)
         thumb.focus()
         times = []
         for i in range(moves):

@@ -33,6 +33,31 @@ def to_units(values: np.ndarray, signed: bool) -> np.ndarray:
     return np.clip(units, -UNITS if signed else 0, UNITS).astype(np.int16 if signed else np.uint16)
 
 
+# A blocked (NaN) cell in a typed array of units that the browser divides back (units_array): no value in range
+GAP_UNITS = {"u2": 65535, "i2": -32768}
+
+
+def units_array(values: np.ndarray, signed: bool = False) -> dict:
+    """values as integers of 1/UNITS for views/chart.py's payload, which views/chart_static/chart.js divides back to
+    float32 before plotting: a typed array {"dtype": "u2" or "i2", "bdata": raw bytes, "shape": "R,C", "units",
+    "nan"}, where a NaN cell is the integer "nan" (NaN again in the browser, a gap)."""
+    values = np.asarray(values, dtype=np.float32)
+    dtype = "i2" if signed else "u2"
+    units = to_units(values, signed)
+    units[np.isnan(values)] = GAP_UNITS[dtype]
+    return {"dtype": dtype, "bdata": units.tobytes(), "shape": ",".join(map(str, values.shape)), "units": UNITS,
+            "nan": GAP_UNITS[dtype]}
+
+
+def from_units(spec: dict) -> np.ndarray:
+    """The float32 values the browser makes of a units_array (bdata raw or base64), NaN where it was NaN."""
+    raw = spec["bdata"] if isinstance(spec["bdata"], bytes) else base64.b64decode(spec["bdata"])
+    ints = np.frombuffer(raw, dtype=np.int16 if spec["dtype"] == "i2" else np.uint16)
+    values = (ints / spec["units"]).astype(np.float32)  # as chart.js: the quotient in double, stored as float32
+    values[ints == spec["nan"]] = np.nan
+    return values.reshape([int(n) for n in spec["shape"].split(",")])
+
+
 def value_hover(name: str, exact_format: str, is_quantized: bool) -> str:
     """The hover's value line: 'p = %{z:.4f}' for float32, 'p = %{z} / 10000' for integers (same digits)."""
     if not is_quantized:
