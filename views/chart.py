@@ -129,7 +129,7 @@ def show_chart(figure, key: str, config: dict | None = None, container=None) -> 
     show_payload(pack(figure.to_dict(), chart_config() if config is None else config), key, container)
 
 
-def show_payload(payload: bytes, key: str, container=None) -> None:
-    """show_chart of a payload made by pack() (views/head_chart.py makes its own)."""
+def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:
+    """show_chart of a payload made by pack() (views/head_chart.py makes its own); callbacks: on_<state>_change."""
     with container if container is not None else contextlib.nullcontext():
-        _mount(key=element_key(key), data=payload)
+        _mount(key=element_key(key), data=payload, **callbacks)

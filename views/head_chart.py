@@ -16,6 +16,7 @@ the bytes it already shows, draws nothing: the slider the visitor is moving is n
 A bigger run keeps the server path: the page's Streamlit sliders, one map per rerun (views/chart.py show_chart).
 """
 import copy
+import functools
 import hashlib
 
 import numpy as np
@@ -59,16 +60,24 @@ def _valid(chosen, layers: int, heads: int) -> bool:
             and 0 <= chosen["layer"] < layers and 0 <= chosen["head"] < heads)
 
 
+def take_move(key: str, layers: int, heads: int) -> None:
+    """The selection of the chart's sliders, if they moved since it was last taken, into st.session_state["layer"]
+    and ["head"], where views.state finds it. The component's callback (so before any run, even one that leaves the
+    page at once), and again in selection()."""
+    chart = _chart_state(key)
+    if chart is None:  # the chart left the page: a new one starts from the link's selection
+        st.session_state.pop(_APPLIED + key, None)
+        return
+    chosen = chart.get("selection")
+    if chosen != st.session_state.get(_APPLIED + key) and _valid(chosen, layers, heads):
+        st.session_state[_APPLIED + key] = chosen
+        st.session_state["layer"], st.session_state["head"] = chosen["layer"], chosen["head"]
+
+
 def selection(key: str, layers: int, heads: int) -> tuple[int, int]:
     """(layer, head) the chart `key` shows: its sliders' when they moved since the last run, else ?layer=&head= of the
     link, else the values kept from another page (views.state); checked, and written back to the link."""
-    chart = _chart_state(key)
-    chosen = chart.get("selection") if chart is not None else None
-    if chart is None:
-        st.session_state.pop(_APPLIED + key, None)
-    elif chosen != st.session_state.get(_APPLIED + key) and _valid(chosen, layers, heads):
-        st.session_state[_APPLIED + key] = chosen
-        st.session_state["layer"], st.session_state["head"] = chosen["layer"], chosen["head"]
+    take_move(key, layers, heads)
     return state.int_param("layer", 0, layers - 1, 0), state.int_param("head", 0, heads - 1, 0)
 
 
@@ -102,7 +111,8 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
     if data is None:
         data = payload(tuple(chosen))
         st.session_state[_SENT + key] = (_digest(data), tuple(chosen))
-    show_payload(data, chart_key(key), container)
+    show_payload(data, chart_key(key), container,
+                 on_selection_change=functools.partial(take_move, key, maps.shape[0], heads))
 
 
 def _digest(payload: bytes) -> bytes:
