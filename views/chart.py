@@ -22,13 +22,16 @@ import json
 import struct
 from pathlib import Path
 
+import numpy as np
 import plotly
 import streamlit as st
 import streamlit.components.v1 as components_v1
+from _plotly_utils.utils import to_typed_array_spec
 from plotly.utils import PlotlyJSONEncoder
 from streamlit import config as st_config
 
 from views.pickers import chart_config
+from viz import wire
 
 STATIC = Path(__file__).with_name("chart_static")
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data"  # plotly.min.js, plotly's own datasets and templates
@@ -79,11 +82,31 @@ def pack(figure: dict, config: dict, heads: dict | None = None) -> bytes:
             return [binary(v) for v in value]
         return value
 
-    header = {"figure": binary(figure), "config": config}
+    header = {"figure": binary(_wire_form(figure)), "config": config}
     if heads is not None:
         header["heads"] = binary(heads)
     header = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":")).encode()
     return b"".join([struct.pack("<I", len(header)), header, *blobs])
+
+
+def _wire_form(figure: dict) -> dict:
+    """figure, where each trace marked by viz.wire.units_marker() has its z as wire.units_array (two bytes a cell)."""
+    data = []
+    for trace in figure.get("data", []):
+        meta = trace.get("meta")
+        signed = {"u2": False, "i2": True}.get(meta.get("z_units")) if isinstance(meta, dict) else None
+        if signed is not None and trace.get("z") is not None:
+            trace = {**trace, "z": wire.units_array(_values(trace["z"]), signed)}
+        data.append(trace)
+    return {**figure, "data": data}
+
+
+def _values(z) -> np.ndarray:
+    """A plotly array as numpy: a typed array ({dtype, bdata, shape}) or a list."""
+    if isinstance(z, dict):
+        values = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+        return values.reshape([int(n) for n in str(z["shape"]).split(",")]) if "shape" in z else values
+    return np.asarray(z, dtype=np.float32)
 
 
 def unpacked(payload: bytes) -> dict:
@@ -106,15 +129,27 @@ def unpacked(payload: bytes) -> dict:
 
 
 def received(payload: bytes) -> tuple[dict, dict]:
-    """(figure, config) as a chart draws them when the payload mounts it: pack()'s, or for a chart with its own
-    sliders, the map and title of the selection the payload carries (views/head_chart.py)."""
+    """(figure, config) as a chart draws them when the payload mounts it: pack()'s, with ten-thousandths divided back
+    (float32, as chart.js does), and for a chart with its own sliders, the map and title of the selection the payload
+    carries (views/head_chart.py)."""
     header = unpacked(payload)
-    figure = header["figure"]
+    figure = _as_drawn(header["figure"])
     if "heads" in header:
         from views.head_chart import chosen_figure
 
         figure = chosen_figure(figure, header["heads"])
     return figure, header["config"]
+
+
+def _as_drawn(value):
+    """value, with each typed array of units (wire.units_array) as plotly's float32 typed array of its values."""
+    if isinstance(value, dict):
+        if "units" in value and isinstance(value.get("dtype"), str):
+            return to_typed_array_spec(wire.from_units(value))
+        return {k: _as_drawn(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_drawn(v) for v in value]
+    return value
 
 
 def element_key(key: str) -> str:

@@ -85,15 +85,14 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
                     container=None) -> None:
     """Draw `figure` as the chart `key`, with its own Layer and Head sliders over `maps`.
 
-    figure: a viz figure (FigureSpec or go.Figure) of one of the maps, values as they are (float32, not
-    ten-thousandths): the sliders change its first heatmap's z and its title. maps: (layers, heads, R, C), or
+    figure: a viz figure (FigureSpec or go.Figure) of one of the maps: the sliders change its first heatmap's z
+    and its title. maps: (layers, heads, R, C), or
     (layers, 1, R, C) for each layer's mean of heads (the Head slider is then shown disabled). title: the chart's
     title, with {layer} and {head} where the selection goes. chosen: (layer, head) from selection(); heads: how many
     the model has."""
     fig = figure.to_dict()
     trace = next(i for i, t in enumerate(fig["data"]) if t.get("type") == "heatmap")
-    if fig["data"][trace].pop("z", {}).get("dtype") not in ("f4", "f8"):
-        raise ValueError("a chart with its own sliders takes the maps as they are, not as integers")
+    del fig["data"][trace]["z"]  # the sliders' map goes in its place, in the browser
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), "text": title}
     sliders = {"stack": wire.units_array(maps), "trace": trace, "title": title, "labels": LABELS,
                "head_max": heads - 1, "head_disabled": maps.shape[1] == 1 and heads > 1}

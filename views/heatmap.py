@@ -27,9 +27,8 @@ def view(page: Page) -> None:
     which = "mean of heads" if mean else "head {head}"
     # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
     title = "Layer {layer}, " + which
-    exact = {"exact_cells": probs.size} if in_browser else {}  # the browser divides the ten-thousandths itself
     figure = heatmap_spec(probs, run.tokens, run.tokens, title=title.format(layer=layer, head=head),
-                          auto_range=auto_range, **exact, note=f"{len(run.tokens)} tokens · {run.num_layers} layers × "
+                          auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} layers × "
                           f"{run.num_heads} heads · {run.label}")
     if in_browser:
         maps = run.attentions.mean(axis=1, keepdims=True) if mean else run.attentions  # (layers, heads or 1, T, T)
