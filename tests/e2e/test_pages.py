@@ -80,7 +80,8 @@ def slider(page, label):
     """A slider by the label shown above it: a chart's own (views/head_chart.py: the heatmap's Layer and Head for a
     short text), else a Streamlit slider's thumb."""
     own = page.locator(".attnviz-heads").get_by_role("slider", name=label, exact=True)
-    return own if own.count() else page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    streamlits = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    return own if own.count() else streamlits
 
 
 def test_slider_moves_redraw_the_map_and_the_link(page, server):
