@@ -26,10 +26,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
 
-from bench.load_widgets import Widget, add_widget_states, drawn_widget
-
-# views.chart.COMPONENT, the app's mounted charts (not imported: a load client stays free of the app's modules)
-CHART_COMPONENT = "attnviz_chart"
+from bench.load_widgets import CHART_COMPONENT, Widget, add_widget_states, drawn_widget, moved, slider_of
 
 SUCCESS = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 USER_AGENT = "attnviz-load/1 (Streamlit websocket protocol)"
@@ -140,6 +137,15 @@ class Session:
         if widget is None:
             raise LookupError(f"no widget with key {key!r} on the page")
         self.widgets[widget.id] = replace(widget, value=value)  # the frontend holds the new value
+        return await self._rerun(page_hash=self.page_hash, page_name="", widgets=dict(self.widgets),
+                                 fragment_id=widget.fragment_id)
+
+    async def move_slider(self, key: str, value: int) -> StepResult:
+        """The user moves the slider bound to ?key= (Streamlit's, or a chart's own: load_widgets.slider_of)."""
+        found = slider_of(self.widgets, key)
+        if found is None:
+            raise LookupError(f"no slider for {key!r} on the page")
+        widget = self.widgets[found[0].id] = moved(found[0], key, value)
         return await self._rerun(page_hash=self.page_hash, page_name="", widgets=dict(self.widgets),
                                  fragment_id=widget.fragment_id)
 

@@ -14,6 +14,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import WebSocketException
 
 from bench.load_protocol import SUCCESS, Session, StepFailed
+from bench.load_widgets import slider_of
 
 STEPS = ("open", "layer", "head", "sentence", "all_heads")
 CHART_STEPS = ("open", "sentence", "all_heads")  # steps whose page must draw a plotly chart
@@ -118,13 +119,12 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
         return True
 
     def move(key: str):
-        """The slider `key` to another of its values, chosen from what the page shows now."""
-        widget = session.find(key)
-        if widget is None:
-            raise LookupError(f"no widget with key {key!r} on the page")
-        current = int(widget.value[0]) if widget.value else int(widget.low)
-        choices = [v for v in range(int(widget.low), int(widget.high) + 1) if v != current] or [current]
-        return rng.choice(choices)
+        """The slider bound to ?key= to another of its values, chosen from what the page shows now."""
+        found = slider_of(session.widgets, key)
+        if found is None:
+            raise LookupError(f"no slider for {key!r} on the page")
+        _, current, low, high = found
+        return rng.choice([v for v in range(low, high + 1) if v != current] or [current])
 
     try:
         try:
@@ -143,7 +143,7 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
             except LookupError as e:
                 out.errors.append(ErrorRecord(index, key, str(e)))
                 continue
-            if not await step(key, lambda key=key, value=value: session.set_widget(key, [float(value)]), value):
+            if not await step(key, lambda key=key, value=value: session.move_slider(key, value), value):
                 return out
         await asyncio.sleep(next(pauses))
         if not await step("sentence", lambda: session.set_widget("text", second), second):

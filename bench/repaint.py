@@ -1,7 +1,8 @@
 """From a key press on the head slider to the repainted chart, in real Chromium: alone, and beside a busy user.
 
-The heatmap page with the default sentence (or --tokens N); the Head slider's thumb is focused and ArrowRight or
-ArrowLeft pressed (head 0 -> 1 -> 0 ...). In the page, a keydown listener (capture phase) stamps the press, and a
+The heatmap page with the default sentence (or --tokens N); the Head slider is focused and ArrowRight or ArrowLeft
+pressed (head 0 -> 1 -> 0 ...): the chart's own slider (views/head_chart.py, a short text), else Streamlit's (a long
+text, and checkouts from before the chart had its own). In the page, a keydown listener (capture phase) stamps the press, and a
 MutationObserver watches the chart's title, which names the head ("Layer 0, head 1"): plotly redraws the title and
 the map in the same synchronous Plotly.react call, so the title's new text means the new map is in the DOM. The
 observer then waits for the next animation frame and a message posted from it: that runs after the browser has
@@ -48,6 +49,13 @@ WATCH = """() => {
 }"""
 
 
+def head_slider(page):
+    """The Head slider: the chart's own (views/head_chart.py), or Streamlit's (the server path, and older checkouts)."""
+    own = page.locator(".attnviz-heads").get_by_role("slider", name="Head")
+    streamlits = page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
+    return own if own.count() else streamlits
+
+
 def repaint_times(browser, url: str, moves: int) -> list[float]:
     """ms from each key press to the painted chart of the new head, for `moves` presses on one page."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -57,7 +65,7 @@ def repaint_times(browser, url: str, moves: int) -> list[float]:
         page.wait_for_selector(".gtitle:has-text('head 0')", timeout=600_000)
         page.wait_for_timeout(1500)  # the first run's last messages
         page.evaluate(WATCH)
-        thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
+        thumb = head_slider(page)
         thumb.focus()
         times = []
         for i in range(moves):

@@ -22,22 +22,25 @@ import json
 import struct
 from pathlib import Path
 
+import numpy as np
 import plotly
 import streamlit as st
 import streamlit.components.v1 as components_v1
+from _plotly_utils.utils import to_typed_array_spec
 from plotly.utils import PlotlyJSONEncoder
 from streamlit import config as st_config
 
 from views.pickers import chart_config
+from viz import wire
 
 STATIC = Path(__file__).with_name("chart_static")
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data"  # plotly.min.js, plotly's own datasets and templates
 
 
 def _version() -> str:
-    """A tag of chart.js, theme.json and plotly's version, in their URLs: a new release is not taken from a cache."""
+    """A tag of our files and plotly's version, in their URLs: a new release is not taken from a cache."""
     digest = hashlib.sha256(plotly.__version__.encode())
-    for name in ("chart.js", "theme.json"):
+    for name in ("chart.js", "heads.js", "theme.json"):
         digest.update((STATIC / name).read_bytes())
     return digest.hexdigest()[:12]
 
@@ -58,17 +61,19 @@ COMPONENT = "attnviz_chart"  # the components-v2 name of every chart element
 _mount = st.components.v2.component(COMPONENT, js=_loader(), isolate_styles=False)
 
 
-def pack(figure: dict, config: dict) -> bytes:
-    """figure (plotly's dict: data, layout) and config as chart.js reads them: a 4-byte little-endian length, that
-    many bytes of JSON, then the raw bytes of each typed array, named in the JSON by {"at": offset, "bytes": n}."""
+def pack(figure: dict, config: dict, heads: dict | None = None) -> bytes:
+    """figure (plotly's dict: data, layout), config and heads (a chart's own sliders: views/head_chart.py) as chart.js
+    reads them: a 4-byte little-endian length, that many bytes of JSON, then the raw bytes of each typed array, named
+    in the JSON by {"at": offset, "bytes": n}. A typed array is plotly's (base64 "bdata") or raw bytes; one with
+    "units" is integers that chart.js divides by units (see viz/wire.py)."""
     blobs: list[bytes] = []
     at = 0
 
     def binary(value):
         nonlocal at
         if isinstance(value, dict):
-            if isinstance(value.get("dtype"), str) and isinstance(value.get("bdata"), str):
-                raw = base64.b64decode(value["bdata"])
+            if isinstance(value.get("dtype"), str) and isinstance(value.get("bdata"), (str, bytes)):
+                raw = value["bdata"] if isinstance(value["bdata"], bytes) else base64.b64decode(value["bdata"])
                 blobs.append(raw)
                 at += len(raw)
                 return {**value, "bdata": {"at": at - len(raw), "bytes": len(raw)}}
@@ -77,13 +82,35 @@ def pack(figure: dict, config: dict) -> bytes:
             return [binary(v) for v in value]
         return value
 
-    header = json.dumps({"figure": binary(figure), "config": config}, cls=PlotlyJSONEncoder,
-                        separators=(",", ":")).encode()
+    header = {"figure": binary(_wire_form(figure)), "config": config}
+    if heads is not None:
+        header["heads"] = binary(heads)
+    header = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":")).encode()
     return b"".join([struct.pack("<I", len(header)), header, *blobs])
 
 
-def received(payload: bytes) -> tuple[dict, dict]:
-    """(figure, config) as pack() was given them, typed arrays in plotly's base64 form again: what a chart got."""
+def _wire_form(figure: dict) -> dict:
+    """figure, where each trace marked by viz.wire.units_marker() has its z as wire.units_array (two bytes a cell)."""
+    data = []
+    for trace in figure.get("data", []):
+        meta = trace.get("meta")
+        signed = {"u2": False, "i2": True}.get(meta.get("z_units")) if isinstance(meta, dict) else None
+        if signed is not None and trace.get("z") is not None:
+            trace = {**trace, "z": wire.units_array(_values(trace["z"]), signed)}
+        data.append(trace)
+    return {**figure, "data": data}
+
+
+def _values(z) -> np.ndarray:
+    """A plotly array as numpy: a typed array ({dtype, bdata, shape}) or a list."""
+    if isinstance(z, dict):
+        values = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+        return values.reshape([int(n) for n in str(z["shape"]).split(",")]) if "shape" in z else values
+    return np.asarray(z, dtype=np.float32)
+
+
+def unpacked(payload: bytes) -> dict:
+    """The header pack() was given ({figure, config, heads?}), typed arrays in plotly's base64 form again."""
     (length,) = struct.unpack_from("<I", payload)
     header = json.loads(payload[4:4 + length])
     blobs = memoryview(payload)[4 + length:]
@@ -98,12 +125,46 @@ def received(payload: bytes) -> tuple[dict, dict]:
             return [typed(v) for v in value]
         return value
 
-    return typed(header["figure"]), header["config"]
+    return typed(header)
+
+
+def received(payload: bytes) -> tuple[dict, dict]:
+    """(figure, config) as a chart draws them when the payload mounts it: pack()'s, with ten-thousandths divided back
+    (float32, as chart.js does), and for a chart with its own sliders, the map and title of the selection the payload
+    carries (views/head_chart.py)."""
+    header = unpacked(payload)
+    figure = _as_drawn(header["figure"])
+    if "heads" in header:
+        from views.head_chart import chosen_figure
+
+        figure = chosen_figure(figure, header["heads"])
+    return figure, header["config"]
+
+
+def _as_drawn(value):
+    """value, with each typed array of units (wire.units_array) as plotly's float32 typed array of its values."""
+    if isinstance(value, dict):
+        if "units" in value and isinstance(value.get("dtype"), str):
+            return to_typed_array_spec(wire.from_units(value))
+        return {k: _as_drawn(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_drawn(v) for v in value]
+    return value
+
+
+def element_key(key: str) -> str:
+    """The Streamlit key of the chart named `key`: its component's state is st.session_state[element_key(key)]."""
+    return f"chart-{key}"
 
 
 def show_chart(figure, key: str, config: dict | None = None, container=None) -> None:
     """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
     SVG download); default chart_config()."""
+    show_payload(pack(figure.to_dict(), chart_config() if config is None else config), key, container)
+
+
+def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:
+    """show_chart of a payload made by pack() (views/head_chart.py makes its own); callbacks: on_<state>_change."""
     with container if container is not None else contextlib.nullcontext():
-        _mount(key=f"chart-{key}", data=pack(figure.to_dict(), chart_config() if config is None else config))
+        _mount(key=element_key(key), data=payload, **callbacks)

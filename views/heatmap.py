@@ -5,6 +5,7 @@ import streamlit as st
 from views import downloads, state
 from views.chart import show_chart
 from views.frame import Page
+from views.head_chart import preloads, selection, show_head_chart
 from viz.attention import heatmap_spec
 
 
@@ -14,16 +15,26 @@ def view(page: Page) -> None:
     controls = st.container(horizontal=True, gap="medium", vertical_alignment="center")
     mean = state.toggle("Mean of heads", "mean", False, container=controls)
     auto_range = state.toggle("Auto colour range", "auto", False, container=controls)
-    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=controls)
-    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
+    in_browser = preloads(run.attentions)  # small: the chart draws its own sliders and swaps the maps itself
+    if in_browser:
+        layer, head = selection("heatmap", run.num_layers, run.num_heads)
+    else:
+        layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=controls)
+        head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
     state.show_notices()
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
-    which = "mean of heads" if mean else f"head {head}"
+    which = "mean of heads" if mean else "head {head}"
     # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
-    show_chart(heatmap_spec(probs, run.tokens, run.tokens, title=f"Layer {layer}, {which}", auto_range=auto_range,
-                            note=f"{len(run.tokens)} tokens · {run.num_layers} layers × {run.num_heads} heads · "
-                            f"{run.label}"), key="heatmap")
+    title = "Layer {layer}, " + which
+    figure = heatmap_spec(probs, run.tokens, run.tokens, title=title.format(layer=layer, head=head),
+                          auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} layers × "
+                          f"{run.num_heads} heads · {run.label}")
+    if in_browser:
+        maps = run.attentions.mean(axis=1, keepdims=True) if mean else run.attentions  # (layers, heads or 1, T, T)
+        show_head_chart(figure, maps, title, "heatmap", (layer, head), run.num_heads)
+    else:
+        show_chart(figure, key="heatmap")
 
     downloads.button("Download this map (CSV)", lambda: downloads.head_csv(np.asarray(probs), run.tokens),
                      f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")

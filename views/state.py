@@ -203,6 +203,14 @@ def int_slider(label: str, name: str, low: int, high: int, default: int, contain
     return write_back(name, str)
 
 
+def int_param(name: str, low: int, high: int, default: int) -> int:
+    """An integer bound to ?name= that no Streamlit widget draws: a chart's own slider sets it (views/head_chart.py)
+    in st.session_state[name] before this is called."""
+    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high,
+           f"it must be a whole number from {low} to {high}")
+    return write_back(name, str)
+
+
 def float_slider(label: str, name: str, low: float, high: float, default: float, container=st, **kwargs) -> float:
     _start(name, default, float, lambda v: isinstance(v, float) and low <= v <= high,
            f"it must be a number from {low} to {high}")

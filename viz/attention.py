@@ -46,24 +46,21 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
                  note: str = "", exact_cells: int = wire.EXACT_CELLS, keys: str = "key (attended to)",
                  queries: str = "query (attending)", key_angle: int | None = None) -> FigureSpec:
     """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec).
-    A map of more than `exact_cells` cells goes as ten-thousandths (see viz.wire). keys, queries: the axes'
-    titles (plain text: escaped here); key_angle: the key labels' slant (None: upright for Chinese characters, else
-    slanted: viz.labels.tick_angle)."""
+    A map of more than `exact_cells` cells is marked to travel as ten-thousandths (see viz.wire). keys, queries: the
+    axes' titles (plain text: escaped here); key_angle: the key labels' slant (None: upright for Chinese characters,
+    else slanted: viz.labels.tick_angle)."""
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
-    coarse = wire.quantized(z, exact_cells)
     heat = {
-        "type": "heatmap", "z": wire.to_units(z, signed=False) if coarse else z, "x": axis_labels(key_tokens),
-        "y": axis_labels(query_tokens), "colorscale": VIRIDIS, "hoverongaps": False,
-        "colorbar": {"title": {"text": "p"}},
-        "hovertemplate": "query: %{y}<br>key: %{x}<br>" + wire.value_hover("p", ".4f", coarse) + "<extra></extra>",
+        "type": "heatmap", "z": z, "x": axis_labels(key_tokens), "y": axis_labels(query_tokens),
+        "colorscale": VIRIDIS, "hoverongaps": False, "colorbar": {"title": {"text": "p"}},
+        "hovertemplate": "query: %{y}<br>key: %{x}<br>p = %{z:.4f}<extra></extra>",
     }
-    if not auto_range or coarse:  # integers: plotly's own range would label the colour bar in ten-thousandths
-        lo, hi = (0.0, 1.0) if not auto_range else _finite_range(z)
-        colours = wire.colour_range(lo, hi, coarse)
-        heat["colorbar"].update(colours.pop("colorbar_ticks", {}))
-        heat.update(colours)
+    if wire.quantized(z, exact_cells):
+        heat.update(wire.units_marker(signed=False))
+    if not auto_range:
+        heat.update(zmin=0.0, zmax=1.0)
     side = max(360, min(900, 22 * max(z.shape) + 160))
     bottom = 34 if note else 10
     layout = {
@@ -78,13 +75,4 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
     if note:
         layout["annotations"] = [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
                                   "xanchor": "left", "yanchor": "top", "yshift": -10, "font": {"size": 13}}]
-    gaps = wire.gap_image(z) if coarse else None
-    if gaps is not None:
-        layout["images"] = [gaps]
     return FigureSpec([heat], layout)
-
-
-def _finite_range(z: np.ndarray) -> tuple[float, float]:
-    """The smallest and largest finite value (0, 1 if none), as plotly's automatic colour range would take them."""
-    finite = z[np.isfinite(z)]
-    return (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)

@@ -56,24 +56,18 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
                        exact_cells: int = wire.EXACT_CELLS) -> go.Figure:
     """diff (L, S) = masked minus unmasked probabilities; diverging colours centred at 0, range ±max(|diff|, floor).
 
-    NaN cells (no unmasked counterpart) are gaps. A map of more than `exact_cells` cells goes as ten-thousandths
-    (see viz.wire).
+    NaN cells (no unmasked counterpart) are gaps. A map of more than `exact_cells` cells is marked to travel as
+    ten-thousandths (see viz.wire).
     """
     z = np.asarray(diff, dtype=np.float32)  # (L, S)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"diff of shape {z.shape} does not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
     limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
-    coarse = wire.quantized(z, exact_cells)
-    colours = wire.colour_range(-limit, limit, coarse)
-    colorbar = {"title": {"text": "Δp"}, **colours.pop("colorbar_ticks", {})}
     heat = go.Heatmap(
-        z=wire.to_units(z, signed=True) if coarse else z, x=axis_labels(key_tokens), y=axis_labels(query_tokens),
-        colorscale="RdBu_r", hoverongaps=False, colorbar=colorbar,
-        hovertemplate="query: %{y}<br>key: %{x}<br>" + wire.value_hover("Δp", "+.4f", coarse) + "<extra></extra>",
-        **colours,
+        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="RdBu_r", hoverongaps=False,
+        colorbar={"title": {"text": "Δp"}}, zmin=-limit, zmax=limit,
+        hovertemplate="query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>",
+        **(wire.units_marker(signed=True) if wire.quantized(z, exact_cells) else {}),
     )
     fig = _layout(go.Figure(heat), max(z.shape), title, key_tokens)
-    gaps = wire.gap_image(z) if coarse else None
-    if gaps is not None:
-        fig.add_layout_image(gaps)
     return fig

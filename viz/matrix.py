@@ -46,19 +46,16 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
         raise ValueError(f"kind must be 'signed' or 'probability', not {kind!r}")
     dims = col_labels is None
     x = np.arange(col_offset, col_offset + z.shape[1], dtype=np.int32) if dims else axis_labels(col_labels)
-    coarse = kind == "probability" and wire.quantized(z, exact_cells)
     if kind == "probability":
-        colors = {"colorscale": "Viridis", **wire.colour_range(0.0, 1.0, coarse)}
-        colorbar = {"thickness": 12, **colors.pop("colorbar_ticks", {})}
+        colors = {"colorscale": "Viridis", "zmin": 0.0, "zmax": 1.0}
+        if wire.quantized(z, exact_cells):
+            colors.update(wire.units_marker(signed=False))
     else:
         limit = signed_limit(z, percentile)
         colors = {"colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit}
-        colorbar = {"thickness": 12}
     column = "dim" if dims else "key"
-    value = wire.value_hover("p", ".4f", True) if coarse else "%{z:.4f}"
-    heat = go.Heatmap(z=wire.to_units(z, signed=False) if coarse else z, x=x, y=axis_labels(row_labels),
-                      hoverongaps=False, colorbar=colorbar, **colors,
-                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>{value}<extra></extra>")
+    heat = go.Heatmap(z=z, x=x, y=axis_labels(row_labels), hoverongaps=False, colorbar={"thickness": 12}, **colors,
+                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>%{{z:.4f}}<extra></extra>")
     fig = go.Figure(heat)
     rows = z.shape[0]
     fig.update_layout(
@@ -68,9 +65,6 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
                "tickangle": 0 if dims else -60, "side": "bottom"},
         yaxis={"autorange": "reversed", "type": "category"},
     )
-    gaps = wire.gap_image(z) if coarse else None
-    if gaps is not None:
-        fig.add_layout_image(gaps)
     if highlight is not None:
         fig.add_shape(type="rect", x0=highlight[0] - 0.5, x1=highlight[1] - 0.5, y0=0, y1=1, yref="paper",
                       line={"color": "black", "width": 2})

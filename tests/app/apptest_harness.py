@@ -1,7 +1,7 @@
 """What the AppTest page tests share: the app's path, opening a page as a shared link, its charts, plotly arrays."""
 import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +47,13 @@ def link_value(at: AppTest, name: str) -> str | None:
 
 @dataclass(frozen=True)
 class Chart:
-    """A chart as the browser gets it: plotly's figure and config, and the bytes the figure took."""
+    """A chart as the browser gets it: plotly's figure and config (as first drawn), the bytes the figure took, and
+    for a chart with its own Layer and Head sliders (views/head_chart.py) what the payload says of them."""
     figure: dict
     config: dict
     size: int
+    sliders: dict | None = None  # the payload's "heads": stack, labels, head_max, head_disabled, layer, head...
+    payload: bytes = field(default=b"", repr=False)
 
 
 def charts(at: AppTest) -> list[Chart]:
@@ -60,8 +63,16 @@ def charts(at: AppTest) -> list[Chart]:
     for element in at.get("bidi_component"):
         if element.proto.component_name == chart.COMPONENT:
             figure, config = chart.received(element.proto.bytes)
-            found.append(Chart(figure, config, len(element.proto.bytes)))
+            sliders = chart.unpacked(element.proto.bytes).get("heads")
+            found.append(Chart(figure, config, len(element.proto.bytes), sliders, element.proto.bytes))
     return found
+
+
+def slider_value(at: AppTest, name: str):
+    """The value of the slider bound to ?name=: a chart's own Layer or Head slider (views/head_chart.py), as the
+    chart starts from it, else Streamlit's slider keyed `name`."""
+    own = [c.sliders[name] for c in charts(at) if c.sliders is not None and name in c.sliders["labels"]]
+    return own[0] if own else at.slider(key=name).value
 
 
 def figures(at: AppTest) -> list[dict]:

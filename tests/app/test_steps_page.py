@@ -122,4 +122,4 @@ def test_512_tokens_show_a_window_and_stay_under_1_mb():
     assert len(all_charts) == 20 and sizes < 970_000, sizes  # the page's other elements take about 30 KB
     probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))
     assert z_of(probs).shape == (64, 512) and probs["data"][0]["y"][0] == "400: word"
-    assert probs["data"][0]["z"]["dtype"] == "u2"  # ten-thousandths (viz.wire)
+    assert probs["data"][0]["meta"] == {"z_units": "u2"}  # sent as ten-thousandths (viz.wire), drawn as values

@@ -1,4 +1,5 @@
-"""512-token maps in a real browser: sent as typed arrays (never JSON lists), and the hover says the right cell.
+"""512-token maps in a real browser: sent as two-byte integers (never JSON lists), drawn as their values, and the
+hover says the right cell and its value (p = 0.4213, the browser divided the ten-thousandths back).
 
 What the browser received is read back from the websocket (Streamlit's ForwardMsg, the chart's own payload); where the
 mouse is, from the plot area's box: so the test checks what a user sees, not our code's view of itself.
@@ -11,7 +12,7 @@ from urllib.parse import quote
 import numpy as np
 
 from bench.app import sentence
-from views.chart import COMPONENT, received
+from views.chart import COMPONENT, received, unpacked
 
 CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 180_000
@@ -19,10 +20,11 @@ LONG = sentence(512)  # 512 tokens of the default model
 
 
 def charts_received(page) -> list:
-    """page.charts: the plotly figures (parsed JSON) the browser has received so far. Call before page.goto."""
+    """page.charts: the plotly figures (parsed JSON) the browser has received so far, as drawn; page.sent: for the
+    mounted charts, the figures as they travelled (views.chart.unpacked). Call before page.goto."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    page.charts = []
+    page.charts, page.sent = [], []
 
     def on_frame(payload) -> None:
         if not isinstance(payload, bytes):
@@ -34,6 +36,7 @@ def charts_received(page) -> list:
                 page.charts.append(json.loads(element.plotly_chart.spec))
             elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.component_name == COMPONENT:
                 page.charts.append(received(element.bidi_component.bytes)[0])  # a chart of views.chart
+                page.sent.append(unpacked(element.bidi_component.bytes)["figure"])
 
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     return page.charts
@@ -48,7 +51,7 @@ def open_long(page, server, path: str, **params) -> dict:
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     page.wait_for_timeout(1000)  # the last rerun's messages
     assert charts, "no chart received"
-    return charts[-1]
+    return charts[-1], page.sent[-1]
 
 
 def typed_array(z: dict) -> np.ndarray:
@@ -70,7 +73,7 @@ def hover_cell(page, rows: int, cols: int, row: int, col: int) -> str:
 
 
 def check_hover(text: str, heat: dict, z: np.ndarray, row: int, col: int) -> None:
-    """The hover names a query (row) and a key (column) at the mouse, and the value sent for that very cell.
+    """The hover names a query (row) and a key (column) at the mouse, and the value drawn for that very cell.
 
     Labels are unique (repeats carry invisible suffixes), so they say which cell the hover is about; at 512 tokens
     a cell is 1.6 pixels, so the mouse may land on a neighbour of the cell aimed at (plus or minus one)."""
@@ -78,30 +81,34 @@ def check_hover(text: str, heat: dict, z: np.ndarray, row: int, col: int) -> Non
     key = re.search(r"key: (.*)", text).group(1).strip()
     hovered_row, hovered_col = heat["y"].index(query), heat["x"].index(key)
     assert abs(hovered_row - row) <= 1 and abs(hovered_col - col) <= 1, (text, row, col)
-    value = int(re.search(r"p = (\d+) / 10000", text).group(1))
-    assert value == z[hovered_row, hovered_col], (text, z[hovered_row, hovered_col])
+    value = re.search(r"p = (\d\.\d{4})$", text, re.MULTILINE).group(1)  # the value, as the small maps show it
+    assert value == f"{z[hovered_row, hovered_col]:.4f}", (text, z[hovered_row, hovered_col])
 
 
 def test_512_token_heatmap_is_two_byte_integers_and_hovers_the_right_cell(page, server):
-    figure = open_long(page, server, "", layer=1, head=2)
+    figure, sent = open_long(page, server, "", layer=1, head=2)
+    wire_z = sent["data"][0]["z"]
+    assert (wire_z["dtype"], wire_z["units"], len(base64.b64decode(wire_z["bdata"]))) == ("u2", 10_000, 512 * 512 * 2)
     heat = figure["data"][0]
     z = typed_array(heat["z"])
-    assert z.shape == (512, 512) and z.dtype == np.uint16  # ten-thousandths, 0.75 MB instead of 1.5
-    assert (heat["zmin"], heat["zmax"]) == (0, 10_000)
-    assert heat["colorbar"]["ticktext"][0] == "0" and heat["colorbar"]["ticktext"][-1] == "1"
+    assert z.shape == (512, 512) and z.dtype == np.float32  # divided back in the browser: 0.5 MB sent, not 1
+    assert (heat["zmin"], heat["zmax"]) == (0, 1)
+    given = page.evaluate("() => { const z = document.querySelector('.attnviz-chart').data[0].z;"
+                          " return [z.dtype, Array.from(new Float32Array(z.bdata))]; }")
+    assert given[0] == "f4"  # what chart.js gave plotly: the same float32 values
+    np.testing.assert_array_equal(np.array(given[1], dtype=np.float32).reshape(512, 512), z)
     for row, col in ((0, 0), (200, 37), (511, 300)):
         check_hover(hover_cell(page, 512, 512, row, col), heat, z, row, col)
     assert not page.errors, page.errors
 
 
 def test_512_token_masked_attention_keeps_its_gaps(page, server, shoot):
-    figure = open_long(page, server, "masks", mask="causal", layer=0, head=0, mask_map="attention")
+    figure, sent = open_long(page, server, "masks", mask="causal", layer=0, head=0, mask_map="attention")
     heat = figure["data"][0]
     z = typed_array(heat["z"])
-    assert z.shape == (512, 512)
-    assert z[0, 0] == 10_000 and not z[np.triu_indices(512, 1)].any()  # causal: row 0 sees only key 0
-    (gaps,) = figure["layout"]["images"]  # the blocked cells, drawn over the map as one PNG
-    assert gaps["source"].startswith("data:image/png;base64,") and len(gaps["source"]) < 50_000
+    assert z.shape == (512, 512) and sent["data"][0]["z"]["dtype"] == "u2"
+    assert z[0, 0] == 1.0 and np.isnan(z[np.triu_indices(512, 1)]).all()  # causal: row 0 sees only key 0
+    assert "images" not in figure["layout"]  # the gaps are NaN again, drawn by plotly as on a small map
     check_hover(hover_cell(page, 512, 512, 300, 120), heat, z, 300, 120)
     assert not page.errors, page.errors
     shoot(page, "masks-512-causal")

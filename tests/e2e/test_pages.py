@@ -77,8 +77,11 @@ def test_bad_url_value_gives_a_notice(page, server):
 
 
 def slider(page, label):
-    """A Streamlit slider's thumb, found by the label shown above it."""
-    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    """A slider by the label shown above it: a chart's own (views/head_chart.py: the heatmap's Layer and Head for a
+    short text), else a Streamlit slider's thumb."""
+    own = page.locator(".attnviz-heads").get_by_role("slider", name=label, exact=True)
+    streamlits = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    return own if own.count() else streamlits
 
 
 def test_slider_moves_redraw_the_map_and_the_link(page, server):
@@ -109,6 +112,11 @@ def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 2')", timeout=TIMEOUT)
     page.wait_for_function("() => location.pathname.endsWith('/all-heads') && location.search.includes('head=2')"
                            " && location.search.includes('layer=1')", timeout=TIMEOUT)
+    page.get_by_role("link", name=re.compile("Attention heatmap")).click()  # back: the heatmap starts there
+    page.wait_for_selector(".gtitle:has-text('Layer 1, head 2')", timeout=TIMEOUT)
+    assert slider(page, "Head").input_value() == "2"
+    slider(page, "Layer").press("ArrowRight")
+    page.wait_for_selector(".gtitle:has-text('Layer 2, head 2')", timeout=TIMEOUT)
     assert_no_error(page)
 
 

@@ -1,9 +1,6 @@
-"""Big maps on the wire (viz.wire): small maps stay float32, big ones go as exact ten-thousandths with their gaps."""
-import base64
-import io
-
+"""Big maps on the wire (viz.wire): a figure keeps its values; a big map is marked to travel as exact ten-thousandths,
+which the browser divides back, blocked cells included."""
 import numpy as np
-from PIL import Image
 
 from viz import wire
 from viz.attention import heatmap_spec
@@ -18,63 +15,68 @@ def probabilities(T: int) -> np.ndarray:
     return p / p.sum(-1, keepdims=True)
 
 
-def test_small_maps_stay_float32_with_their_exact_hover():
+def test_small_maps_are_not_marked():
     heat = heatmap_spec(probabilities(30), TOKENS[:30], TOKENS[:30]).to_dict()["data"][0]
-    assert heat["z"]["dtype"] == "f4" and "p = %{z:.4f}" in heat["hovertemplate"]
+    assert heat["z"]["dtype"] == "f4" and "p = %{z:.4f}" in heat["hovertemplate"] and "meta" not in heat
     assert (heat["zmin"], heat["zmax"]) == (0.0, 1.0)
 
 
-def test_big_maps_go_as_the_four_decimals_the_hover_shows():
+def test_a_big_map_keeps_its_values_hover_and_range_and_is_marked_for_the_wire():
+    heat = heatmap_spec(probabilities(300), TOKENS, TOKENS).to_dict()["data"][0]
+    assert heat["z"]["dtype"] == "f4" and heat["meta"] == {"z_units": "u2"}
+    assert "p = %{z:.4f}" in heat["hovertemplate"] and "query: %{y}" in heat["hovertemplate"]
+    assert (heat["zmin"], heat["zmax"]) == (0.0, 1.0) and "tickvals" not in heat["colorbar"]
+    auto = heatmap_spec(probabilities(300), TOKENS, TOKENS, auto_range=True).to_dict()["data"][0]
+    assert "zmin" not in auto and "zmax" not in auto  # plotly's own range, of the values the browser divided back
+
+
+def test_units_are_the_four_decimals_the_hover_shows():
     p = probabilities(300)
-    heat = heatmap_spec(p, TOKENS, TOKENS).to_dict()["data"][0]
-    assert heat["z"]["dtype"] == "u2"
-    z = np.frombuffer(base64.b64decode(heat["z"]["bdata"]), np.uint16).reshape(300, 300)
-    np.testing.assert_array_equal(z, np.rint(p.astype(np.float64) * 10_000))  # the value, to 4 decimals
-    assert "p = %{z:d} / 10000" in heat["hovertemplate"] and "query: %{y}" in heat["hovertemplate"]
-    assert (heat["zmin"], heat["zmax"]) == (0, 10_000)  # the fixed 0..1 range, in ten-thousandths
-    assert heat["colorbar"]["tickvals"][-1] == 10_000 and heat["colorbar"]["ticktext"] == ["0", "0.25", "0.5",
-                                                                                           "0.75", "1"]
-    assert len(heat["z"]["bdata"]) == 300 * 300 * 2 * 4 // 3  # base64 of two bytes a cell: half of float32
+    sent = wire.units_array(p)
+    assert sent["dtype"] == "u2" and len(sent["bdata"]) == 300 * 300 * 2 and sent["shape"] == "300,300"
+    units = np.frombuffer(sent["bdata"], np.uint16).reshape(300, 300)
+    np.testing.assert_array_equal(units, np.rint(p.astype(np.float64) * 10_000))
+    back = wire.from_units(sent)
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, (units / 10_000).astype(np.float32))
+    assert np.abs(back - p).max() <= 0.5e-4 + 1e-7  # and float32
+    assert [f"{v:.4f}" for v in back[7, :50]] == [f"{v:.4f}" for v in np.rint(p[7, :50] * 10_000) / 10_000]
 
 
 def test_a_whole_row_on_one_key_reads_1():
     p = np.zeros((300, 300), dtype=np.float32)
     p[:, 0] = 1.0
-    assert wire.to_units(p, signed=False)[5, 0] == 10_000
+    assert wire.to_units(p, signed=False)[5, 0] == 10_000 and wire.from_units(wire.units_array(p))[5, 0] == 1.0
 
 
-def test_auto_range_of_a_big_map_is_labelled_in_probabilities():
-    p = probabilities(300)
-    heat = heatmap_spec(p, TOKENS, TOKENS, auto_range=True).to_dict()["data"][0]
-    assert heat["zmin"] == float(p.min()) * 10_000 and heat["zmax"] == float(p.max()) * 10_000
-    assert float(heat["colorbar"]["ticktext"][-1]) == float(f"{p.max():.4g}")
-
-
-def test_blocked_cells_of_a_big_map_are_covered_by_a_gap_image():
+def test_blocked_cells_travel_as_a_value_no_probability_takes_and_come_back_as_gaps():
     p = np.tril(probabilities(300))
     p[np.triu_indices(300, 1)] = np.nan  # causal: keys after the query blocked
+    sent = wire.units_array(p)
+    units = np.frombuffer(sent["bdata"], np.uint16).reshape(300, 300)
+    assert (units[np.isnan(p)] == sent["nan"]).all() and (units[~np.isnan(p)] <= 10_000).all()
+    np.testing.assert_array_equal(np.isnan(wire.from_units(sent)), np.isnan(p))
     spec = heatmap_spec(p, TOKENS, TOKENS).to_dict()
-    (image,) = spec["layout"]["images"]
-    png = Image.open(io.BytesIO(base64.b64decode(image["source"].split(",", 1)[1])))
-    alpha = np.asarray(png.convert("RGBA"))[..., 3]  # (300, 300)
-    np.testing.assert_array_equal(alpha == 255, np.isnan(p))  # opaque exactly where blocked
-    assert (image["x"], image["y"], image["sizex"], image["sizey"]) == (-0.5, -0.5, 300, 300)
-    assert len(image["source"]) < 10_000
-    assert "images" not in heatmap_spec(probabilities(300), TOKENS, TOKENS).to_dict()["layout"]
+    assert "images" not in spec["layout"] and spec["data"][0]["hoverongaps"] is False
 
 
-def test_big_differences_go_as_signed_ten_thousandths():
+def test_big_differences_are_signed_ten_thousandths():
     diff = probabilities(300) - probabilities(300).T
+    diff[0, 0] = np.nan
     heat = difference_heatmap(diff, TOKENS, TOKENS).data[0]
-    assert np.asarray(heat.z).dtype == np.int16 and "Δp = %{z:+d} / 10000" in heat.hovertemplate
-    np.testing.assert_array_equal(np.asarray(heat.z), np.rint(diff.astype(np.float64) * 10_000))
-    assert heat.zmin == -heat.zmax
+    assert np.asarray(heat.z).dtype == np.float32 and heat.meta == {"z_units": "i2"}
+    assert "Δp = %{z:+.4f}" in heat.hovertemplate and heat.zmin == -heat.zmax
+    sent = wire.units_array(diff, signed=True)
+    assert sent["dtype"] == "i2" and np.frombuffer(sent["bdata"], np.int16)[0] == sent["nan"]
+    back = wire.from_units(sent)
+    assert np.isnan(back[0, 0]) and np.nanmax(np.abs(back - diff)) <= 0.5e-4 + 1e-7
 
 
 def test_a_step_panel_chooses_its_own_limit():
     p = probabilities(64)[:, :40]
     exact = matrix_heatmap(p, TOKENS[:64], TOKENS[:40], kind="probability").data[0]
     coarse = matrix_heatmap(p, TOKENS[:64], TOKENS[:40], kind="probability", exact_cells=64 * 32).data[0]
-    assert np.asarray(exact.z).dtype == np.float32 and np.asarray(coarse.z).dtype == np.uint16
+    assert exact.meta is None and coarse.meta == {"z_units": "u2"}
+    assert np.asarray(coarse.z).dtype == np.float32 and "%{z:.4f}" in coarse.hovertemplate
     signed = matrix_heatmap(p, TOKENS[:64], None, exact_cells=1).data[0]
-    assert np.asarray(signed.z).dtype == np.float32  # only probabilities are quantized
+    assert signed.meta is None  # only probabilities travel as ten-thousandths: scores have no bound
