@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SCRIPT_RUNS: list[float] = []
+from bench.app import SCRIPT_RUNS, time_script_runs  # noqa: E402
 
 
 def median_ms(times) -> str:
@@ -98,21 +98,6 @@ def memory(threads: int) -> None:
     peak, estimate = int(out[0]), int(out[1])
     print(f"\nscoring's memory: peak growth {peak / 2**20:.1f} MB (VmHWM of a fresh process, every decoder self head "
           f"off: the longest decoding); room made first: {estimate / 2**20:.1f} MB")
-
-
-def time_script_runs() -> None:
-    from streamlit.runtime.scriptrunner import script_runner
-
-    original = script_runner.ScriptRunner._run_script
-
-    def timed(self, rerun_data):
-        start = time.perf_counter()
-        try:
-            return original(self, rerun_data)
-        finally:
-            SCRIPT_RUNS.append(time.perf_counter() - start)
-
-    script_runner.ScriptRunner._run_script = timed
 
 
 def _app(start: str) -> None:
