@@ -24,7 +24,9 @@ import torch
 
 MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
 MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
-KIND_ENTRIES = {"model": 8, "image": 16}  # entries of these kinds are capped apart from the passes
+# entries of these kinds are capped apart from the passes; "snapshot": the translator at a step of its training
+# (views.translate_learning, views.translate_live), ~1 MB each, so that scrubbing through them never drops a model
+KIND_ENTRIES = {"model": 8, "image": 16, "snapshot": 16}
 TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
 
 

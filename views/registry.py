@@ -59,6 +59,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("encoder-decoder", "Encoder-decoder", ":material/translate:", "views.encoder_decoder",
              "The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
              "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention)."),
+    PageSpec("translate", "Translate", ":material/g_translate:", "views.translate",
+             "A translator trained by this project writes Chinese as English one word at a time: step through its "
+             "decoding, see where each word looks, switch heads off, and watch it learn."),
 )
 
 
