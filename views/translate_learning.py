@@ -140,5 +140,6 @@ def section(t: Translate) -> None:
     curve(record.loss, sorted(record.snapshot_scores.items()), step, None, "learning-curve",
           "held-out exact match (200 sentences)")
     st.caption(f"The loss of every training step (blue) and the exact match on 200 held-out sentences at each "
-               f"snapshot (red); the dotted line is step {step}. It first learns which words English uses, then "
-               "their order, then where each word must look: watch the map sharpen between steps 100 and 200.")
+               f"snapshot (red); the dotted line is step {step}. Until about step 100 it writes English words with "
+               "little regard for the Chinese (each step looks nearly everywhere: a flat map); between steps 100 and "
+               "200 each word's row settles on its character, and the translations come right.")

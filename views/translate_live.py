@@ -119,11 +119,12 @@ def status(run) -> None:
     from training.live import FAILED, FINISHED, RUNNING, STOPPED
 
     steps = len(run.loss)
-    score = f"{run.evaluations[-1][1]:.1%} (step {run.evaluations[-1][0]})" if run.evaluations else "–"
+    measured = f" (step {run.evaluations[-1][0]})" if run.evaluations else ""
     left, middle, right, last = st.columns(4)
-    left.metric("Step", f"{steps} of at most {run.steps}")
-    middle.metric("Held-out exact match", score, help="Share of 200 held-out sentences (never trained on) it "
-                                                      "translates exactly, measured every 25 steps.")
+    left.metric(f"Step (of at most {run.steps})", steps)
+    middle.metric(f"Held-out exact match{measured}", f"{run.evaluations[-1][1]:.1%}" if run.evaluations else "–",
+                  help="Share of 200 held-out sentences (never trained on) it translates exactly, measured every 25 "
+                       "steps.")
     right.metric("Training loss", f"{run.loss[-1]:.3f}" if run.loss else "–")
     last.metric("Time", f"{run.seconds():.0f} s")
     if run.state == RUNNING:

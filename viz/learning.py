@@ -32,8 +32,9 @@ def learning_curve(loss, scores, mark: int | None = None, steps: int | None = No
         "xaxis": {"title": {"text": "training step"}, "range": [0, last * 1.02]},
         "yaxis": {"title": {"text": "loss", "font": {"color": LOSS_COLOUR}}, "rangemode": "tozero"},
         "yaxis2": {"title": {"text": "exact match", "font": {"color": SCORE_COLOUR}}, "overlaying": "y",
-                   "side": "right", "range": [0, 1.05], "tickformat": ".0%", "showgrid": False},
-        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+                   "side": "right", "range": [0, 1.05], "tickformat": ".0%", "showgrid": False,
+                   "tickmode": "array", "tickvals": [0, 0.25, 0.5, 0.75, 1]},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"}, "showlegend": True,
         "hovermode": "closest",
     }
     if title:

@@ -54,8 +54,9 @@ def test_start_watch_it_learn_and_finish(live):
     until(lecturer, lambda at: len(at.success) > 0)
     (finished,) = lecturer.success
     assert finished.value.startswith(f"Finished: {STEPS} steps in") and "seed 0" in finished.value
-    assert lecturer.metric[0].value == f"{STEPS} of at most {STEPS}"
-    assert lecturer.metric[1].value.endswith(f"(step {STEPS})")
+    assert (lecturer.metric[0].label, lecturer.metric[0].value) == (f"Step (of at most {STEPS})", str(STEPS))
+    assert lecturer.metric[1].label == f"Held-out exact match (step {STEPS})"
+    assert lecturer.metric[1].value.endswith("%")
     assert "Stop it" not in labels(lecturer)
     curve = next(f for f in figures(lecturer) if f["data"][0]["type"] == "scatter")
     cross = next(f for f in figures(lecturer) if f["data"][0]["type"] == "heatmap")

@@ -10,8 +10,17 @@ import time
 import pytest
 
 from model.translator import SHIPPED
-from training.live import (FAILED, FINISHED, RUNNING, STOPPED, AlreadyRunning, LiveTraining, Settings, live_steps,
-                           live_translator)
+from training.live import (
+    FAILED,
+    FINISHED,
+    RUNNING,
+    STOPPED,
+    AlreadyRunning,
+    LiveTraining,
+    Settings,
+    live_steps,
+    live_translator,
+)
 
 TINY = Settings(steps=20, validation=10, eval_every=10, weights_every=5, test=10, nice=0, max_seconds=240)
 
