@@ -108,6 +108,12 @@ def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key:
                f"looked at each Chinese character ({which}; each row sums to 1).")
 
 
+def when(step: int, t: Translate) -> str:
+    """"Its translation after 150 steps, 2 heads off"."""
+    said = "Its translation at step 0 (random weights)" if step == 0 else f"Its translation after {step} steps"
+    return said + (f", {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} off" if t.heads_off else "")
+
+
 def curve(loss, scores, mark: int | None, steps: int | None, key: str, score_label: str) -> None:
     from viz.learning import learning_curve
 
@@ -133,10 +139,7 @@ def section(t: Translate) -> None:
                        "with every head on.")
     right.metric("Training loss", "–" if step == 0 else f"{record.loss[step - 1]:.3f}",
                  help="Cross-entropy of the step's batch (label smoothing 0.1: it never reaches 0).")
-    when = "Its translation at step 0 (random weights)" if step == 0 else f"Its translation after {step} steps"
-    if t.heads_off:
-        when += f", {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} off"
-    show_written(written, t.source.tokens, layer, head, mean, "learning-cross", t.reference, when)
+    show_written(written, t.source.tokens, layer, head, mean, "learning-cross", t.reference, when(step, t))
     curve(record.loss, sorted(record.snapshot_scores.items()), step, None, "learning-curve",
           "held-out exact match (200 sentences)")
     st.caption(f"The loss of every training step (blue) and the exact match on 200 held-out sentences at each "

@@ -14,7 +14,7 @@ import streamlit as st
 from views.memory import budget
 from views.model_thread import on_model_thread
 from views.translate import Translate
-from views.translate_learning import curve, map_pickers, show_written, written_by
+from views.translate_learning import curve, map_pickers, show_written, when, written_by
 
 OWNER = "_live_owner"  # session state: this session's token, to know the run it started
 WRITTEN = "_live_written"  # session state: (what it was decoded for, Written), the last one only
@@ -159,8 +159,7 @@ def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> Non
     if written is None:
         st.caption("The model's first weights are on their way…")
         return
-    when = "Its translation at step 0 (random weights)" if step == 0 else f"Its translation after {step} steps"
-    show_written(written, t.source.tokens, layer, head, mean, "live-cross", t.reference, when)
+    show_written(written, t.source.tokens, layer, head, mean, "live-cross", t.reference, when(step, t))
 
 
 def section(t: Translate) -> None:

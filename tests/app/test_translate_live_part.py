@@ -68,7 +68,9 @@ def test_start_watch_it_learn_and_finish(live):
 
 def test_a_second_start_is_refused_politely_and_only_the_starter_may_stop(live):
     lecturer, student = open_live(), open_live(src="她有两本书")
+    lecturer.number_input(key="live_seed").set_value(5).run()
     lecturer.button(key="live_start").click().run()
+    assert translate_live._manager().current().seed == 5
     student.run()
     assert not student.exception
     assert "Stop it" not in labels(student)
@@ -88,13 +90,16 @@ def test_a_second_start_is_refused_politely_and_only_the_starter_may_stop(live):
     assert any(w.value.startswith("Stopped after") for w in student.warning)
 
 
-def test_the_page_sentence_is_the_one_translated_live(live):
-    at = open_live(src="你喜欢猫吗")
+@pytest.mark.parametrize("src", ["你喜欢猫吗", "你喜欢猫吗🙂" + "猫" * 70])  # an unknown character, cut at 64
+def test_the_page_sentence_is_the_one_translated_live_with_the_heads_off(live, src):
+    at = open_live(src=src, off="cross.1.0")
     at.button(key="live_start").click().run()
     until(at, lambda at: any(m.value.startswith("**Its translation") for m in at.markdown))
     cross = next(f for f in figures(at) if f["data"][0]["type"] == "heatmap")
-    assert [x for x in cross["data"][0]["x"]] == list("你喜欢猫吗")
+    assert len(cross["data"][0]["x"]) == min(len(src), 64) and cross["data"][0]["x"][:5] == list("你喜欢猫吗")
+    assert any(m.value.startswith("**Its translation") and ", 1 head off:" in m.value for m in at.markdown)
     at.button(key="live_stop").click().run()
+    assert not at.exception
 
 
 def test_live_training_switched_off(monkeypatch):
