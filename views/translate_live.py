@@ -2,10 +2,12 @@
 process of its own, one at a time per server process), while the page streams its loss, its held-out exact match,
 and its translation of the page's sentence with the cross-attention map, as they form.
 
-The page polls (a fragment rerun every second) only while a run is under way. A run's model at its newest weights
-is built once per weights file into the memory budget (kind "snapshot"); each session decodes its own sentence
-once per new weights. Only the session that started a run may stop it (a student's click should not end the
-lecturer's demonstration); it stops by itself after its steps or LiveTraining's time limit.
+The page polls (a fragment rerun every second for the session that started the run, every two for the others)
+only while a run is under way. A run's model at its newest weights
+is built once per weights file into the memory budget (kind "live", capped apart), and so is its translation of
+each sentence and set of heads switched off, shared by the sessions that show it. Only the session that started
+a run may stop it (a student's click should not end the lecturer's demonstration); it stops by itself after its
+steps or LiveTraining's time limit.
 """
 import secrets
 
@@ -17,9 +19,9 @@ from views.translate import Translate
 from views.translate_learning import curve, map_pickers, show_written, when, written_by
 
 OWNER = "_live_owner"  # session state: this session's token, to know the run it started
-WRITTEN = "_live_written"  # session state: (what it was decoded for, Written), the last one only
 REFUSED = "_live_refused"  # session state: this session's start was refused (a run was under way)
-POLL_SECONDS = 1.0
+POLL_SECONDS = 1.0  # the page of the session that started the run (the lecturer's, on the projector)
+WATCH_SECONDS = 2.0  # everyone else's: a class watching on its laptops costs the server half as much
 
 
 @st.cache_resource(show_spinner=False)
@@ -97,22 +99,22 @@ def live_translator(live, run):
         return None if found is None else (found[0], build(run.config, found[1]))
 
     key = ("live translator", run.number, run.weights_step)
-    found = budget().get_or_build(key, load, "snapshot", 4 * 2**20, lambda v: module_bytes(v[1]) if v else 0)
-    return found
+    return budget().get_or_build(key, load, "live", 4 * 2**20, lambda v: module_bytes(v[1]) if v else 0)
 
 
 def written_now(live, run, t: Translate):
-    """The run's newest model's translation of the page's sentence: decoded once per new weights per session."""
+    """(step, Written): the run's newest model's translation of the page's sentence, decoded once per new weights
+    and shared by the sessions with the same sentence and heads off."""
+    from views.errors import or_stop
+
     built = live_translator(live, run)
     if built is None:
         return None, None
     step, model = built
-    key = (run.number, step, tuple(t.source.input_ids[0].tolist()), t.heads_off)
-    last = st.session_state.get(WRITTEN)
-    if last is None or last[0] != key:
-        last = (key, on_model_thread(written_by, model, t.source.input_ids, t.heads_off))
-        st.session_state[WRITTEN] = last
-    return step, last[1]
+    key = ("live translation", run.number, step, tuple(t.source.input_ids[0].tolist()), t.heads_off)
+    written = or_stop("The live model", budget().get_or_build, key,
+                      lambda: on_model_thread(written_by, model, t.source.input_ids, t.heads_off), "live")
+    return step, written
 
 
 def status(run) -> None:
@@ -180,4 +182,5 @@ def section(t: Translate) -> None:
                 icon=":material/model_training:")
         return
     polling = run.state == RUNNING
-    st.fragment(watch, run_every=POLL_SECONDS if polling else None)(t, layer, head, mean, polling)
+    every = (POLL_SECONDS if run.owner == owner() else WATCH_SECONDS) if polling else None
+    st.fragment(watch, run_every=every)(t, layer, head, mean, polling)
