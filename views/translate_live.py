@@ -19,6 +19,7 @@ from views.translate import Translate
 from views.translate_learning import curve, map_pickers, show_written, when, written_by
 
 OWNER = "_live_owner"  # session state: this session's token, to know the run it started
+MAX_SEED = 999
 REFUSED = "_live_refused"  # session state: this session's start was refused (a run was under way)
 POLL_SECONDS = 1.0  # the page of the session that started the run (the lecturer's, on the projector)
 WATCH_SECONDS = 2.0  # everyone else's: a class watching on its laptops costs the server half as much
@@ -49,12 +50,20 @@ def ago(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
+def seed_asked() -> int:
+    """The seed box's value, kept within 0..MAX_SEED whatever the browser sent."""
+    try:
+        return min(max(int(st.session_state.get("live_seed", 0)), 0), MAX_SEED)
+    except (TypeError, ValueError, OverflowError):  # None, NaN, infinity
+        return 0
+
+
 def _start() -> None:
     """The start button's callback (before the rerun draws the page): start, or remember why not."""
     from training.live import AlreadyRunning
 
     try:
-        manager().start(int(st.session_state.get("live_seed", 0)), owner())
+        manager().start(seed_asked(), owner())
     except AlreadyRunning:
         st.session_state[REFUSED] = True
 
@@ -72,7 +81,7 @@ def controls(live):
     left, middle, right = st.columns([2, 1, 2])
     left.button("Train a new model live", key="live_start", type="primary", icon=":material/model_training:",
                 on_click=_start)
-    middle.number_input("Seed", 0, 999, 0, key="live_seed",
+    middle.number_input("Seed", 0, MAX_SEED, 0, key="live_seed",
                         help="Seed 0 is the shipped model's: the same random start and the same batches.")
     if st.session_state.pop(REFUSED, False) and running:
         st.info(f"A live training is already running on this server, started {ago(run.seconds())} ago: watch it "
