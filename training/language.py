@@ -41,6 +41,7 @@ _VERB_OBJECTS = [(verb, obj) for verb in VERBS for obj in _OBJECTS[verb]]  # aff
 _NEGATED_OBJECTS = [(verb, (None, "", noun)) for verb in NEGATABLE for noun in NOUNS]
 _FRAMES = len(TIMES) * len(SUBJECTS) * len(PLACES)  # time x subject x place
 _AFFIRMATIVE = _FRAMES * len(_VERB_OBJECTS)
+LONGEST_CHINESE = 18  # characters of the longest sentence (tests/training/test_language.py counts them)
 SIZE = 2 * _AFFIRMATIVE + _FRAMES * len(_NEGATED_OBJECTS)  # statements, questions, negations
 
 

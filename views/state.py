@@ -88,8 +88,8 @@ def _readable(text: str, new: bool) -> str:
 LINK_KEYS = frozenset({
     "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm", "positional",
     "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask", "pad_to",
-    "blocked", "mask_map", "off", "part", "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims",
-    "snap",
+    "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
+    "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap",
 })
 _LINK_CHECKED = "_link_checked"
 
@@ -147,14 +147,15 @@ def stop() -> NoReturn:
     st.stop()
 
 
-def fragment(fn: Callable) -> Callable:
-    """st.fragment whose URL writes are sent as one message (a fragment's rerun runs without its page)."""
+def fragment(fn: Callable, run_every: float | None = None) -> Callable:
+    """st.fragment whose URL writes are sent as one message (a fragment's rerun runs without its page);
+    run_every: it also reruns by itself every so many seconds."""
     @functools.wraps(fn)
     def batched(*args, **kwargs):
         with url_writes():
             return fn(*args, **kwargs)
 
-    return st.fragment(batched)
+    return st.fragment(batched, run_every=run_every)
 
 
 def url_params() -> dict[str, str]:

@@ -23,6 +23,10 @@ PARTS = {
     "learning": ("Watch it learn", "views.translate_learning"),
     "live": ("Train it live", "views.translate_live"),
 }
+# a statement, a reordering (the time word goes last), a question, a negation
+EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")
+PLAYING = "_translate_playing"  # session key: the step part is playing (its fragment reruns by itself)
+PLAY_EVERY = 1.0  # seconds per step while playing
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ def source_text() -> str:
 
     src = state.text("Chinese sentence (what the encoder reads)", "src", CHINESE_SOURCE, MAX_TEXT_CHARS, area=False,
                      placeholder="e.g. 我有一只猫")
+    examples = st.container(horizontal=True, gap="small")
+    for example in EXAMPLES:
+        examples.button(example, type="tertiary", on_click=_set_source, args=(example,), key=f"example-{example}")
     if not src.strip():
         st.info("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书.",
                 icon=":material/edit:")
@@ -82,12 +89,18 @@ def source_text() -> str:
     return src
 
 
+def _set_source(text: str) -> None:
+    st.session_state["src"] = text
+
+
 def say_what_it_is(t: Translate) -> None:
     """Unknown characters, a cut text, a sentence outside the language: plain notices above the parts."""
+    from training.language import LONGEST_CHINESE
+
     total = t.source.total_tokens
     if total > len(t.source.tokens):
         state.notice(f"This text has {total} characters; the translator reads at most {len(t.source.tokens)} (a "
-                     "sentence of its language has at most 20), so it reads only the first "
+                     f"sentence of its language has at most {LONGEST_CHINESE}), so it reads only the first "
                      f"{len(t.source.tokens)}.")
     if t.source.unknown:
         state.notice(unknown_notice(t.source.unknown, "character"))
@@ -115,9 +128,14 @@ def view(page: Page) -> None:
     say_what_it_is(t)
     part = state.choice("Show", "part", list(PARTS), "steps", widget="segmented_control",
                         format_func=lambda key: PARTS[key][0])
-    _part(part, t)
+    if part != "steps":
+        st.session_state[PLAYING] = False
+    (_playing if st.session_state.get(PLAYING) else _part)(part, t)
 
 
-@state.fragment
-def _part(part: str, t: Translate) -> None:
+def _section(part: str, t: Translate) -> None:
     importlib.import_module(PARTS[part][1]).section(t)
+
+
+_part = state.fragment(_section)
+_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing

@@ -47,6 +47,11 @@ class FigureSpec(BaseFigure):
             layout["template"] = template
         return {"data": data, "layout": layout}
 
+    def parts(self) -> tuple[list[dict], dict]:
+        """The traces and the layout as a new list and dict (each trace shared): to build a figure on this one."""
+        data, layout = self._spec
+        return list(data), dict(layout)
+
     def __repr__(self) -> str:
         return f"FigureSpec({len(self._spec[0])} traces)"
 

@@ -31,6 +31,7 @@ class Page:
     opens: dict = field(default_factory=dict)  # a parameter read only under a setting: that setting
     link: dict = field(default_factory=dict)  # what every link of this probe carries (a model)
     translates: bool = False  # the translator reads the text: characters it has never seen get a warning
+    chinese_only: bool = False  # a text without a Chinese character gets a message instead of charts
 
     @property
     def reads_model(self) -> bool:
@@ -58,6 +59,11 @@ PAGES = [
     Page("encoder-decoder", ("src", "tgt"), "layer", "head", own=({"head": "x", "heads": "3", "activation": "tanh"},),
          opens={"heads": {"model": "random"}, "activation": {"model": "random"}}, translates=True),
     Page("encoder-decoder", ("src", "tgt"), "layer", "head", own=({"model": "bogus"},), link={"model": "random"}),
+    Page("translate", ("src",), "layer", "head", translates=True, chinese_only=True,
+         own=({"decode": "magic", "off": "cross.9.9", "part": "nowhere", "step": "-3"},
+              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"beam": "1"}, {"snap": "7"}),
+         opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
+                "top_p": {"decode": "sample"}, "beam": {"decode": "beam"}, "snap": {"part": "learning"}}),
 ]
 PAGE_IDS = [p.id for p in PAGES]
 
@@ -69,7 +75,7 @@ def open_page(page: Page, **params) -> AppTest:
 def test_every_page_of_the_registry_is_probed():
     assert {p.path for p in PAGES} == {spec.path for spec in registry.PAGES}
     assert {p.path for p in PAGES if p.link.get("model") == "translator" or p.translates} == {
-        spec.path for spec in registry.PAGES if spec.translator or spec.path == "encoder-decoder"}
+        spec.path for spec in registry.PAGES if spec.translator or spec.path in ("encoder-decoder", "translate")}
 
 
 def elements(block) -> list:
@@ -155,6 +161,10 @@ def test_unusual_text(page, case):
     if case == "empty":
         assert "Type a" in said and not harness.charts(at)
         return
+    if page.chinese_only and not any("\u4e00" <= c <= "\u9fff" for c in text):
+        assert "this text has none" in said and not harness.charts(at)
+        assert case != "control characters" or "Removed 4 invisible control characters" in said
+        return
     assert harness.charts(at)
     if case == "600 words":
         assert "the rest was cut" in said
@@ -174,10 +184,10 @@ def test_unusual_text(page, case):
 def test_a_character_that_could_not_be_read_is_explained(page):
     """What the browser sends for a lone surrogate typed in the box (views.lone_surrogates): U+FFFD."""
     at = open_page(page, text="hello")
-    box(at, page.texts[0]).input("abc \ufffd def").run()
+    box(at, page.texts[0]).input("abc 猫 \ufffd def").run()
     assert_plain(at)
     assert "A character of the text could not be read" in messages(at) and "shown as �" in messages(at)
-    assert box(at, page.texts[0]).value == "abc \ufffd def" and harness.charts(at)
+    assert box(at, page.texts[0]).value == "abc 猫 \ufffd def" and harness.charts(at)
     at.run()  # said once, not on every rerun
     assert "could not be read" not in messages(at)
 
@@ -243,7 +253,8 @@ def test_every_parameter_a_page_reads_is_a_link_key():
         for call in ast.walk(tree):
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "state"
-                    and call.func.attr in ("int_slider", "float_slider", "choice", "toggle", "int_list", "text")):
+                    and call.func.attr in ("int_slider", "float_slider", "choice", "toggle", "int_list", "name_list",
+                                           "text")):
                 name = call.args[1]
                 if isinstance(name, ast.Name) and name.id in defaults:
                     bound.add(defaults[name.id])

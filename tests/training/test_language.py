@@ -61,6 +61,10 @@ def test_the_language_is_counted_and_each_chinese_sentence_has_one_translation(t
     assert len(table) == language.SIZE  # every index a different Chinese sentence
 
 
+def test_the_longest_sentence_is_as_long_as_the_module_says(table):
+    assert max(len(chinese) for chinese in table) == language.LONGEST_CHINESE
+
+
 def test_tokens_and_vocabularies_cover_the_language(table):
     chinese, english = set(language.chinese_vocabulary()), set(language.english_vocabulary())
     assert all(set(chinese_tokens(c)) <= chinese for c in table)

@@ -1,0 +1,194 @@
+"""Teacher forcing vs generation: what the translator predicts at each position given the correct words before it
+(training's view: the whole reference shifted right, <bos> first, one pass under the causal mask) beside what it
+writes given its own words, where they part, and the decoder's self-attention under teacher forcing.
+
+The reference is the correct translation when the source is a sentence of the toy language, or an English text typed
+in ?tgt= (the encoder-decoder page's target box). The model is the trained one or an earlier training snapshot
+(?snap=, a training step, as on the "Watch it learn" part), with the sidebar's heads switched off: where the trained
+model agrees with itself, an early snapshot or a head switched off shows them part.
+"""
+import streamlit as st
+
+from views import state
+from views.chart import show_chart
+from views.memory import budget, cached
+from views.model_thread import on_model_thread
+from views.pickers import MAX_TEXT_CHARS
+from views.translate import Translate
+from views.translation import plain
+
+
+def snapshot_model(step: int, trained):
+    """The translator at this training step: the shipped model for the last one, else its snapshot, loaded once per
+    process into the budget (as a model: a few of them at most, dropped when the budget needs the room)."""
+    from model.footprint import module_bytes
+    from model.teacher_forcing import snapshot
+    from views.errors import or_stop
+
+    if step == snapshot_steps()[-1][0]:
+        return trained
+    size = module_bytes(trained)
+    return or_stop("Loading the training snapshot", budget().get_or_build, snapshot_key(step),
+                   lambda: snapshot(step), "model", 2 * size, module_bytes)
+
+
+def snapshot_key(step: int) -> tuple:
+    return "translator snapshot", step
+
+
+def snapshot_steps() -> list[tuple[int, float]]:
+    from model.teacher_forcing import snapshot_steps as steps
+
+    return steps()
+
+
+def pick_model(t: Translate):
+    """A slider over the training snapshots (?snap=), the trained model last; returns (step, model)."""
+    steps = snapshot_steps()
+    right = dict(steps)
+    last = steps[-1][0]
+    step = state.choice("Model: the translator after this many training steps", "snap", [s for s, _ in steps],
+                        last, widget="select_slider",
+                        format_func=lambda s: f"{s} (trained)" if s == last else str(s),
+                        help="Snapshots saved while the shipped translator trained. At each step it got this share "
+                             "of held-out sentences right: " + ", ".join(f"{s}: {m:.0%}" for s, m in steps) + ".")
+    state.show_notices()
+    what = "the trained model" if step == last else f"the model after {step} training steps"
+    off = f", with {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} switched off" if t.heads_off else ""
+    st.caption(f"Using {what} ({right[step]:.0%} of held-out sentences right){off}.")
+    return step, snapshot_model(step, t.loaded.translator)
+
+
+def reference(t: Translate) -> tuple[int, ...] | None:
+    """The reference's word ids: a typed English text (?tgt=), else the correct translation; None without one."""
+    from model.vocabulary import english_tokens
+    from views.runs import unknown_notice
+
+    label = ("English reference (empty: the correct translation)" if t.reference is not None
+             else "English reference: what this text means (teacher forcing reads a correct translation)")
+    typed = state.text(label, "tgt", "", MAX_TEXT_CHARS, area=False,
+                       placeholder=t.reference or "e.g. I have a cat")
+    text = typed if typed.strip() else t.reference
+    if text is None:
+        return None
+    target = t.loaded.target(text)
+    limit = t.loaded.translator.max_positions - 1
+    if len(target.ids) > limit:
+        state.notice(f"This reference has {len(english_tokens(text))} words; the decoder reads at most {limit} (and "
+                     f"`<bos>`), so teacher forcing reads only the first {limit}.")
+    if target.unknown:
+        state.notice(unknown_notice(target.unknown, "word"))
+    state.show_notices()
+    return target.ids
+
+
+def with_room(step: int, model, src, decodings: int, fn, *args):
+    """fn(*args) on a model thread, with room made in the budget first for `decodings` decodings of src (1, S)."""
+    from model.ablation import decoding_bytes
+    from model.translator_source import TRANSLATOR_KEY
+    from views.models import Choice, model_key
+
+    need = decodings * decoding_bytes(model.config, 1, src.size(1), model.max_positions, len(model.target))
+    with budget().room(need, spare=(model_key(Choice(TRANSLATOR_KEY)), snapshot_key(step))):
+        return on_model_thread(fn, *args)
+
+
+def comparison(t: Translate, step: int, model, ref: tuple[int, ...]):
+    """model.teacher_forcing.Comparison of the source and the reference, computed once, then shared."""
+    from model.teacher_forcing import compare
+
+    src = t.source.input_ids
+
+    def compute():
+        return with_room(step, model, src, 2, compare, model, src, list(ref), t.heads_off)  # two decodings
+
+    key = ("translate", "teacher forcing", step, tuple(src[0].tolist()), ref, t.heads_off)
+    return cached(key, compute, "The translator")
+
+
+def words(ws) -> str:
+    """Vocabulary words in italics, <bos> and <eos> as code: *I have a* ` <eos> `."""
+    out = []
+    for w in ws:
+        if w.startswith("<"):
+            out.append(plain(w))
+        elif out and out[-1].endswith("*"):
+            out[-1] = out[-1][:-1] + f" {w}*"
+        else:
+            out.append(f"*{w}*")
+    return " ".join(out)
+
+
+def story(c) -> str:
+    """Where the two part, and what generation does after, in plain words."""
+    k = c.first_divergence
+    if k is None:
+        return ("**They agree at every position.** Given the correct words before it, the model predicts each next "
+                "word; left to itself it writes the reference exactly, so it always reads what teacher forcing reads. "
+                "The trained model does this on nearly every sentence of its language: go back in training with the "
+                "slider, or switch heads off in the sidebar, to see them part.")
+    read = words(c.forced.inputs[:k + 1])
+    wrote = words(c.generated.chosen[k:k + 1]) or "nothing more"
+    said = (f"**They part at position {k + 1}.** Both have read the same words ({read}), so both choose "
+            f"{wrote} where the reference has {words(c.reference[k:k + 1])}: the model's first mistake, made under "
+            "teacher forcing too. ")
+    later = range(k + 1, len(c.reference))
+    if later:
+        right = sum(c.forced.chosen[i] == c.reference[i] for i in later)
+        said += (f"Teacher forcing then reads the correct {words(c.reference[k:k + 1])} and goes on from the correct "
+                 + (f"words: it gets {right} of the {len(later)} later positions right. " if len(later) > 1 else
+                    f"words: it gets the last position {'right' if right else 'wrong'}. "))
+    own = words(c.generated.chosen[k:])
+    ended = c.generated.chosen[-1:] == ("<eos>",)
+    said += (f"Free generation reads its own word instead, a sentence no training step showed it, and writes {own}"
+             + ("." if ended else " … without ever writing `<eos>` (cut at its limit)."))
+    return said
+
+
+def self_attention(c, config) -> None:
+    from viz.attention import heatmap_spec
+
+    left, right = st.columns([3, 1])
+    layer = state.int_slider("Decoder layer", "layer", 0, config.num_layers - 1, config.num_layers - 1,
+                             container=right)
+    mean = state.toggle("Mean of heads", "mean", True, container=right)
+    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=right, disabled=mean)
+    maps = c.forced.self_attention[layer]  # (heads, T, T), NaN above the diagonal
+    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    shown = maps.mean(0) if mean else maps[head]
+    with left:
+        show_chart(heatmap_spec(shown, c.forced.inputs, c.forced.inputs,
+                                f"Decoder self-attention (teacher forcing), {which}",
+                                keys="key: English word read (earlier)", queries="query: English word read"),
+                   key="forcing-self")
+    right.caption("All positions at once, in one pass: the causal mask (the empty upper triangle) is what keeps each "
+                  "position from seeing the correct words it must predict.")
+
+
+def section(t: Translate) -> None:
+    from viz.forcing import forcing_grid
+
+    step, model = pick_model(t)
+    ref = reference(t)
+    if ref is None:
+        from model.decoding import generate, words_of
+
+        src = t.source.input_ids
+        written = words_of(model, with_room(step, model, src, 1, generate, model, src, None, t.heads_off)[0])
+        st.info("Teacher forcing reads a correct translation, shifted right, and this text is not a sentence of the "
+                "toy language, so the page knows none: type the English it means above. Free generation needs none: "
+                f"it writes *{words(written.split()) or '(nothing)'}*.", icon=":material/edit:")
+        return
+    c = comparison(t, step, model, ref)
+    show_chart(forcing_grid(c.reference, c.forced.inputs, c.forced.chosen, c.forced.chosen_p, c.generated.inputs,
+                            c.generated.chosen, c.generated.chosen_p, c.reference_p, c.first_divergence),
+               key="forcing-grid")
+    st.caption("Each column is one position. **Teacher forcing** (training): the decoder reads the whole reference "
+               "shifted right (`<bos>` first) in one pass under the causal mask and predicts the next word at every "
+               "position from the correct words before it. **Free generation** (translating): it reads its own "
+               "words, one at a time. Green: the correct word; red: another one; orange: generation reads its own "
+               "wrong word where teacher forcing reads the correct one. The small numbers are probabilities.")
+    st.markdown(story(c))
+    st.caption(f"The training loss of this sentence, the mean of −log p(correct word) over its {len(c.reference)} "
+               f"positions: {c.loss:.3f}.")
+    self_attention(c, model.config)

@@ -1,0 +1,204 @@
+"""Switch heads off: the translation of the source by the whole model and without the heads switched off in the
+sidebar (?off=), the exact match on 200 fixed held-out sentences with those heads off, buttons for sets of heads,
+and a ranking of single heads and sets by how far the exact match falls without each.
+
+Scores are shared by every session: one per set of heads, in the budget (kind "ablation", a few KB each, capped
+apart from the passes), and the ranking once per process.
+"""
+import functools
+import time
+
+import streamlit as st
+
+from views.memory import budget, cached
+from views.model_thread import on_model_thread
+from views.translate import Translate, head_name
+from views.translation import plain
+
+# (?off= set, button label): sets a lecturer switches off in one click; every head of them in ?off=
+QUICK_SETS = (("cross.1.*", "Cross-attention, layer 1"), ("cross.*.*", "All cross-attention"),
+              ("decoder.*.*", "All decoder self-attention"), ("encoder.*.*", "All encoder self-attention"))
+RANKING_KEY = ("translate", "heads ranking")
+
+
+@functools.cache
+def held_out():
+    """The fixed sentences every score is on: (Chinese texts, correct English), drawn once per process."""
+    from model import ablation
+    from training.language import sample
+
+    sentences = sample(ablation.SENTENCES, ablation.SEED, held_out=True)
+    return tuple(s.chinese() for s in sentences), tuple(s.english() for s in sentences)
+
+
+def set_label(name: str) -> str:
+    """"cross.1.3" -> its head's name; "cross.1.*" -> "every cross-attention head of layer 1"; "cross.*.*"..."""
+    block, layer, head = name.split(".")
+    if head != "*":
+        return head_name(name)
+    what = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}[block]
+    return f"every {what}-attention head" + ("" if layer == "*" else f" of layer {layer}")
+
+
+def _with_room(model, sources, fn, *args):
+    """fn(*args) on a model thread, with room made in the budget for decoding these sources first."""
+    from model.ablation import scoring_bytes
+    from model.translator_source import TRANSLATOR_KEY
+    from views.models import Choice, model_key
+
+    with budget().room(scoring_bytes(model, sources), spare=(model_key(Choice(TRANSLATOR_KEY)),)):
+        return on_model_thread(fn, *args)
+
+
+def score_of(model, heads: tuple):
+    """model.ablation.Score of the held-out sentences with `heads` off: computed once per set, then shared."""
+    from model import ablation
+
+    heads = tuple(sorted(heads))
+    chinese, english = held_out()
+
+    def compute():
+        sources = ablation.sources_of(model, chinese)
+        return _with_room(model, sources, ablation.score, model, sources, english, heads)
+
+    return cached(("translate", "heads off", heads), compute, "Scoring the translator", kind="ablation")
+
+
+def ranking(model) -> tuple[tuple, float]:
+    """(every single head and set with its exact match, the lowest first; the seconds it took): once per process
+    (pinned: a few hundred bytes), with a progress bar while the first session computes it."""
+    from model import ablation
+    from views.errors import or_stop
+
+    sets = ablation.head_sets(model.config.num_layers, model.config.nhead)
+
+    def build():
+        bar, start = st.progress(0.0), time.perf_counter()
+        ranked = ablation.rank(sets, lambda heads: score_of(model, heads).exact_match,
+                               lambda i, s: bar.progress(i / len(sets), f"Ranking the heads: {s.name} off ({i + 1} "
+                                                                        f"of {len(sets)}), once for this server"))
+        bar.empty()
+        return tuple(ranked), time.perf_counter() - start
+
+    return or_stop("Ranking the heads", budget().get_or_build, RANKING_KEY, build, "ablation", 0,
+                   lambda _: 0, True)
+
+
+def _switch_off(names: list[str]) -> None:
+    st.session_state["off"] = names  # the sidebar's multiselect (views.translate.heads_off), bound to ?off=
+
+
+def quick_buttons(t: Translate) -> None:
+    """Buttons that set the sidebar's heads (and ?off=) to a whole set, or back to none; then the page reruns."""
+    from model.ablation import head_id, head_sets
+
+    c = t.loaded.translator.config
+    by_name = {s.name: [head_id(h) for h in s.heads] for s in head_sets(c.num_layers, c.nhead)}
+    st.markdown("**Switch off every head of** (or pick heads in the sidebar, *Heads switched off*):")
+    row = st.container(horizontal=True)
+    for name, label in QUICK_SETS:
+        if row.button(label, key=f"heads-off-{name}", on_click=_switch_off, args=(by_name[name],),
+                      help=f"{len(by_name[name])} heads: {', '.join(by_name[name])}"):
+            st.rerun()
+    if row.button("Switch every head back on", key="heads-off-none", on_click=_switch_off, args=([],),
+                  disabled=not t.heads_off, icon=":material/restart_alt:"):
+        st.rerun()
+
+
+def translate(model, src_ids, heads: tuple) -> str:
+    from model.decoding import generate, words_of
+
+    return words_of(model, _with_room(model, src_ids, generate, model, src_ids, None, heads)[0])
+
+
+def marked(words: list[str], against: list[str]) -> str:
+    """The words as Markdown, those not in `against` (a word-level diff: inserted or replaced) in bold red."""
+    import difflib
+
+    kept = set()
+    for block in difflib.SequenceMatcher(a=against, b=words, autojunk=False).get_matching_blocks():
+        kept.update(range(block.b, block.b + block.size))
+    shown = [plain(w) if i in kept else f":red[**{plain(w)}**]" for i, w in enumerate(words)]
+    return " ".join(shown) or f"(nothing: it wrote {plain('<eos>')} first)"
+
+
+def show_translations(t: Translate) -> None:
+    from model.vocabulary import same_translation
+
+    model = t.loaded.translator
+    whole = translate(model, t.source.input_ids, ())
+    left, right = st.columns(2)
+    left.markdown(f"**The whole model:** {marked(whole.split(), whole.split())}")
+    if t.heads_off:
+        off = translate(model, t.source.input_ids, t.heads_off)
+        n = len(t.heads_off)
+        right.markdown(f"**Without the {n} head{'s' if n > 1 else ''} switched off:** "
+                       f"{marked(off.split(), whole.split())}")
+        if off == whole:
+            right.caption("The same translation: this sentence does not need those heads.")
+    else:
+        right.caption("No head is switched off: pick some in the sidebar or with a button above, and the "
+                      "translation without them appears here.")
+    if t.reference is not None:
+        verdict = {True: "right", False: "wrong"}
+        said = f"the whole model's is {verdict[same_translation(whole, t.reference)]}"
+        if t.heads_off:
+            said += f", the one without those heads {verdict[same_translation(off, t.reference)]}"
+        st.caption(f"Against the correct translation, *{t.reference}*: {said}.")
+
+
+def accuracy(t: Translate) -> None:
+    """The exact match with the heads off beside the whole model's, and the sentences it now gets wrong."""
+    from model.ablation import SEED, SENTENCES, translations
+
+    model = t.loaded.translator
+    whole = score_of(model, ())
+    left, right = st.columns(2)
+    left.metric(f"Exact match, whole model ({SENTENCES} held-out sentences)", f"{whole.exact_match:.1%}")
+    st.caption(f"{SENTENCES} sentences of the held-out split (the translator never trained on them), drawn with seed "
+               f"{SEED} and translated greedily in one batch; a sentence counts only if every word is right.")
+    if not t.heads_off:
+        return
+    off = score_of(model, t.heads_off)
+    right.metric("Exact match without those heads", f"{off.exact_match:.1%}",
+                 delta=f"{100 * (off.exact_match - whole.exact_match):+.1f} points", delta_color="normal")
+    wrong = [i for i, ok in enumerate(off.right) if not ok]
+    if wrong:
+        chinese, english = held_out()
+        written = translations(model, off)
+        with st.expander(f"The {len(wrong)} sentences it gets wrong without them"):
+            st.dataframe({"Chinese": [chinese[i] for i in wrong], "correct": [english[i] for i in wrong],
+                          "written without those heads": [written[i] or "(nothing)" for i in wrong]},
+                         hide_index=True, height=min(36 * (len(wrong) + 1) + 2, 400))
+
+
+def ranking_table(t: Translate) -> None:
+    from model.ablation import SENTENCES, head_id
+
+    st.subheader("Which heads matter")
+    ranked, seconds = ranking(t.loaded.translator)
+    whole = score_of(t.loaded.translator, ()).exact_match
+    singles = [(s, m) for s, m in ranked if len(s.heads) == 1]
+    harmless = sum(m >= whole for _, m in singles)
+    st.dataframe({"switched off": [set_label(s.name) for s, _ in ranked], "heads": [len(s.heads) for s, _ in ranked],
+                  "exact match": [m for _, m in ranked],
+                  "fall (points)": [round(100 * (whole - m), 1) for _, m in ranked]},
+                 hide_index=True, height=388,
+                 column_config={"exact match": st.column_config.ProgressColumn(format="percent", min_value=0,
+                                                                               max_value=1)})
+    top, top_score = singles[0]
+    st.caption(f"Every single head, every head of one block and layer, and every head of one block, ranked by the "
+               f"exact match on the {SENTENCES} sentences without them (worst first; computed once for this server, "
+               f"in {seconds:.1f} s). {harmless} of the {len(singles)} single heads change nothing: trained with "
+               "dropout, the model spreads what it needs over several heads, so one is rarely missed. The sets show "
+               "where the translator breaks.")
+    if st.button(f"Switch off the single head that matters most: {set_label(top.name)} ({top_score:.1%})",
+                 key="heads-off-top", on_click=_switch_off, args=([head_id(h) for h in top.heads],)):
+        st.rerun()
+
+
+def section(t: Translate) -> None:
+    quick_buttons(t)
+    show_translations(t)
+    accuracy(t)
+    ranking_table(t)

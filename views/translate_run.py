@@ -1,0 +1,129 @@
+"""One decoding of the Translate page, computed once per (source, way of choosing, heads switched off) in the
+process's budget and shared by every session: the words, each step's scores and distributions, every attention,
+and a beam search's beams. Moving the step, the layer or the head reads it; nothing runs the model again."""
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from views import state
+from views.memory import cached
+from views.model_thread import on_model_thread
+
+GREEDY, SAMPLE, BEAM = "greedy", "sample", "beam"
+WAYS = {GREEDY: "Greedy", SAMPLE: "Sampling", BEAM: "Beam search"}
+TOP_WORDS = 10  # candidates shown for the next word
+
+
+@dataclass(frozen=True)
+class Way:
+    """How the next word is chosen."""
+
+    kind: str = GREEDY
+    temperature: float = 1.0
+    top_k: int = 0  # 0: no cut
+    top_p: float = 1.0  # 1: no cut
+    seed: int = 0
+    beam: int = 4
+
+    def sampling(self):
+        from model.decoding import Sampling
+
+        return Sampling(self.temperature, self.top_k or None, None if self.top_p >= 1 else self.top_p, self.seed)
+
+    def describe(self) -> str:
+        if self.kind == GREEDY:
+            return "greedy: the most likely word at each step"
+        if self.kind == BEAM:
+            return f"beam search, {self.beam} prefixes kept"
+        cuts = [f"top-k {self.top_k}" if self.top_k else "", f"top-p {self.top_p:g}" if self.top_p < 1 else ""]
+        return ", ".join(["sampling", f"T = {self.temperature:g}", *filter(None, cuts), f"seed {self.seed}"])
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A finished decoding, read-only numpy arrays. Step t reads inputs[t] (<bos> first) and writes words[t]."""
+
+    src_tokens: tuple[str, ...]
+    inputs: tuple[str, ...]  # (T,) what the decoder reads at each step: <bos> w1 .. w(T-1)
+    words: tuple[str, ...]  # (T,) what it writes: w1 .. wT, the last one <eos> when it finished
+    translation: str
+    candidates: np.ndarray  # (T, TOP_WORDS) word ids, most likely first (by score)
+    final: np.ndarray  # (T, TOP_WORDS) probability the word was drawn with (after temperature and cuts)
+    tempered: np.ndarray  # (T, TOP_WORDS) softmax(z / T) before any cut
+    chosen: np.ndarray  # (T,) index of the written word among the candidates, -1 when it is not among them
+    encoder: np.ndarray  # (layers, heads, S, S)
+    decoder: np.ndarray  # (layers, heads, T, T), NaN where the causal mask blocks
+    cross: np.ndarray  # (layers, heads, T, S)
+    vocabulary: tuple[str, ...]  # the target's words by id
+    beams: tuple = ()  # model.decoding.BeamStep per step, for a beam search
+
+
+def _frozen(array) -> np.ndarray:
+    out = np.ascontiguousarray(np.asarray(array, dtype=np.float32))
+    out.flags.writeable = False
+    return out
+
+
+def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
+    import torch
+
+    from model.decoding import beam_search, generate
+    from model.vocabulary import BOS, EOS_ID, english_text
+    from views.translation import loaded_translator
+
+    loaded = loaded_translator()
+    model, source = loaded.translator, loaded.encode(src)
+    src_ids, beams = source.input_ids, ()
+    if way.kind == BEAM:
+        (ids, beams), = on_model_thread(partial(beam_search, heads_off=heads_off, record=True), model, src_ids,
+                                        way.beam)
+        ids = ids[None]
+    else:
+        ids = on_model_thread(partial(generate, heads_off=heads_off), model, src_ids,
+                              way.sampling() if way.kind == SAMPLE else None)
+    # the words written, read again step by step to record every attention and score on the way
+    run = on_model_thread(partial(generate, heads_off=heads_off, record=True, forced=ids), model, src_ids)
+    written = run.ids[0].tolist()
+    T = written.index(EOS_ID) + 1 if EOS_ID in written else len(written)
+    logits = run.logits[0, :T]
+    tempered = torch.softmax(logits / (way.temperature if way.kind == SAMPLE else 1.0), -1)
+    final = way.sampling().probabilities(logits) if way.kind == SAMPLE else tempered
+    candidates = logits.topk(min(TOP_WORDS, logits.size(-1)), -1).indices  # (T, k)
+    chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written[:T])]
+    vocabulary = tuple(model.target.tokens)
+    words = tuple(vocabulary[i] for i in written[:T])
+    decoder = run.decoder[:, 0, :, :T, :T].clone()
+    decoder[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
+    return Decoded(source.tokens, (BOS, *words[:-1]), words, english_text(model.target.words(written)),
+                   candidates.numpy(), _frozen(final.gather(-1, candidates)), _frozen(tempered.gather(-1, candidates)),
+                   np.array(chosen), _frozen(run.encoder[:, 0]), _frozen(decoder), _frozen(run.cross[:, 0, :, :T]),
+                   vocabulary, tuple(beams))
+
+
+def decoded(src: str, way: Way, heads_off: tuple) -> Decoded:
+    """The decoding of src, computed once per (src, way, heads off) and then shared."""
+    return cached(("translate", src, way, tuple(sorted(heads_off))), lambda: compute(src, way, heads_off),
+                  "The translator")
+
+
+def way_controls() -> Way:
+    """How the next word is chosen (?decode=, and its settings bound to the URL), with the formula it uses."""
+    kind = state.choice("Next word by", "decode", list(WAYS), GREEDY, widget="segmented_control",
+                        format_func=WAYS.get)
+    if kind == GREEDY:
+        return Way()
+    if kind == BEAM:
+        return Way(BEAM, beam=state.int_slider("Beam width (prefixes kept)", "beam", 2, 8, 4))
+    row = st.columns(4)
+    temperature = state.float_slider("Temperature T", "temperature", 0.1, 3.0, 1.0, container=row[0], step=0.1)
+    top_k = state.int_slider("top-k (0: every word)", "top_k", 0, 20, 0, container=row[1])
+    top_p = state.float_slider("top-p (1: every word)", "top_p", 0.05, 1.0, 1.0, container=row[2], step=0.05)
+    seed = state.int_slider("Seed", "draw", 0, 99, 0, container=row[3],
+                            help="The same seed draws the same words: a sampled translation can be shown again.")
+    st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}")
+    st.caption("z: the decoder's score of each word. T > 1 flattens the distribution, T < 1 sharpens it (T → 0 is "
+               "greedy). Then only the top-k most likely words are kept, then the fewest whose probabilities reach "
+               "top-p, and the kept ones are divided by their sum.")
+    return Way(SAMPLE, round(temperature, 2), top_k, round(top_p, 2), seed)

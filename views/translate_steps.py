@@ -1,0 +1,119 @@
+"""Step by step: the decoding from <bos>, one word at a time. At step t the decoder reads <bos> w1 .. wt (the
+target shifted right), attends to those words only (the causal mask blocks the later ones) and to the Chinese
+characters (cross-attention), and scores every word of its vocabulary for w(t+1). The decoding is computed once
+(views.translate_run); the step, layer and head only pick what is shown."""
+import time
+
+import streamlit as st
+
+from views import state
+from views.chart import show_chart
+from views.markdown import code
+from views.translate import PLAY_EVERY, PLAYING, Translate
+from views.translate_run import BEAM, SAMPLE, Decoded, decoded, way_controls
+from views.translation import plain
+from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
+
+
+def _move(delta: int, last: int) -> None:
+    st.session_state["step"] = min(max(st.session_state.get("step", 0) + delta, 0), last)
+
+
+def _advance(last: int) -> None:
+    """While playing: one step further each PLAY_EVERY seconds; at the end, stop (a full rerun leaves the timer)."""
+    now = time.monotonic()
+    if now - st.session_state.get("_play_at", 0.0) < PLAY_EVERY * 0.8:  # a widget's rerun, not the timer's
+        return
+    st.session_state["_play_at"] = now
+    if st.session_state.get("step", 0) >= last:
+        st.session_state[PLAYING] = False
+        st.rerun()
+    _move(1, last)
+
+
+def step_controls(last: int) -> int:
+    """Previous / play / next and the step slider (?step=)."""
+    playing = bool(st.session_state.get(PLAYING))
+    if playing:
+        _advance(last)
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    row.button("Previous", icon=":material/skip_previous:", on_click=_move, args=(-1, last), disabled=playing)
+    if row.button("Pause" if playing else "Play", icon=":material/pause:" if playing else ":material/play_arrow:",
+                  help=f"One step every {PLAY_EVERY:g} s, to the end"):
+        if not playing and st.session_state.get("step", 0) >= last:
+            st.session_state["step"] = 0
+        st.session_state[PLAYING] = not playing
+        st.session_state["_play_at"] = time.monotonic()
+        st.rerun()  # the whole page: the part is then drawn in the fragment that reruns by itself
+    row.button("Next", icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
+    return state.int_slider("Step", "step", 0, last, 0, container=row, disabled=playing)
+
+
+def head_controls(config) -> tuple[int, int, bool]:
+    row = st.columns([2, 2, 1], vertical_alignment="bottom")
+    layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=row[0])
+    mean = state.toggle("Mean of heads", "mean", False, container=row[2])
+    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=row[1], disabled=mean)
+    return layer, head, mean
+
+
+def pick(maps, layer: int, head: int, mean: bool):
+    return maps[layer].mean(axis=0) if mean else maps[layer, head]
+
+
+def chosen_caption(d: Decoded, kind: str, t: int) -> str:
+    word = plain(d.words[t])
+    if kind == SAMPLE:
+        return (f"Blue: the probability each word is drawn with, after the temperature and the cuts; grey: a word "
+                f"cut by top-k or top-p (its probability before the cut). Orange: the word drawn, {word}.")
+    if kind == BEAM:
+        return (f"Orange: {word}, the word of the best sentence the beam search found; it need not be the most "
+                "likely word at this step.")
+    return f"Greedy decoding writes the most likely word: {word} (orange)."
+
+
+def beams_table(d: Decoded, t: int) -> str:
+    """The beam after step t: the open prefixes and the sentences finished so far, with their log-probabilities."""
+    if not d.beams:
+        return ""
+    beam = d.beams[min(t, len(d.beams) - 1)]
+    lines = ["| | prefix | log p |", "|---|---|---:|"]
+    for mark, entries in (("open", beam.open), ("finished", beam.finished)):
+        for ids, score in entries:
+            words = " ".join(plain(d.vocabulary[i]) for i in ids)
+            lines.append(f"| {mark} | {words} | {score:.3f} |")
+    return "\n".join(lines)
+
+
+def section(t: Translate) -> None:
+    way = way_controls()
+    d = decoded(t.src, way, t.heads_off)
+    config = t.loaded.translator.config
+    layer, head, mean = head_controls(config)
+    step = step_controls(len(d.words) - 1)
+    state.show_notices()
+
+    st.markdown(f"**Translation** ({way.describe()}): {' '.join(plain(w) for w in d.translation.split()) or '—'}")
+    read = " ".join(plain(w) for w in d.inputs[:step + 1])
+    st.markdown(f"**Step {step}.** The decoder reads (the target shifted right): {read} → writes "
+                f"**{plain(d.words[step])}**")
+    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    left, right = st.columns(2)
+    with left:
+        show_chart(causal_step_spec(pick(d.decoder, layer, head, mean), d.inputs, step,
+                                    f"Decoder self-attention, {which}"), key="translate-causal")
+        st.caption("Rows: the words read so far, one per step. Grey: blocked by the causal mask (a later word, "
+                   "which the decoder may not see); empty rows: steps not taken yet.")
+    with right:
+        show_chart(source_row_spec(pick(d.cross, layer, head, mean)[step], d.src_tokens,
+                                   f"Step {step}: cross-attention, {which}"), key="translate-cross-row")
+        st.caption(f"Where step {step} looks in the Chinese sentence (the encoder's output): one row of the "
+                   "cross-attention, summing to 1.")
+        words = [d.vocabulary[i] for i in d.candidates[step]]
+        chosen = int(d.chosen[step])
+        show_chart(next_word_spec(words, d.final[step], d.tempered[step], chosen if chosen >= 0 else None,
+                                  f"Step {step}: the {len(words)} most likely next words"), key="translate-next")
+        st.caption(chosen_caption(d, way.kind, step))
+    if way.kind == BEAM:
+        st.markdown(f"**The beam after step {step}** ({code(str(way.beam))} prefixes kept, by summed log "
+                    "probability; a sentence is finished when it writes `<eos>`)\n\n" + beams_table(d, step))
