@@ -8,7 +8,7 @@ from views import state
 from views.chart import show_chart
 from views.markdown import code
 from views.translate import Translate
-from views.translate_run import decoded, way_controls
+from views.translate_run import decoded, download, way_controls
 from views.translate_steps import head_controls, pick
 from views.translation import plain
 from viz.attention import heatmap_spec
@@ -54,5 +54,5 @@ def section(t: Translate) -> None:
         shown = ", ".join(f"{code(c)} at most {p:.0%}" for c, p in measures)
         st.caption(f"Measure words have no English word: {shown} of any step's attention here. A time word "
                    "(今天, 昨天, 明天) opens the Chinese sentence and closes the English one: its row is at the "
-                   "bottom, "
-                   "its column at the left: try 昨天我买了一本书.")
+                   "bottom, its column at the left: try 昨天我买了一本书.")
+    download(d)

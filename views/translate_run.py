@@ -102,6 +102,26 @@ def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
                    vocabulary, tuple(beams))
 
 
+def npz(d: Decoded) -> bytes:
+    """The whole decoding as NumPy arrays (no pickled objects): the tokens, the next-word candidates and their
+    probabilities, and every attention; each row of the decoder's maps and of cross is one step."""
+    import io
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, src_tokens=np.array(d.src_tokens), inputs=np.array(d.inputs), words=np.array(d.words),
+                        candidates=np.array([[d.vocabulary[i] for i in row] for row in d.candidates]),
+                        candidate_probs=d.final, candidate_probs_before_cuts=d.tempered, encoder_self=d.encoder,
+                        decoder_self=d.decoder, cross=d.cross)
+    return buf.getvalue()
+
+
+def download(d: Decoded) -> None:
+    from views import downloads
+
+    downloads.button("Download this decoding (NumPy .npz)", lambda: npz(d), "translation_decoding.npz",
+                     "application/octet-stream")
+
+
 def decoded(src: str, way: Way, heads_off: tuple) -> Decoded:
     """The decoding of src, computed once per (src, way, heads off) and then shared."""
     return cached(("translate", src, way, tuple(sorted(heads_off))), lambda: compute(src, way, heads_off),

@@ -10,7 +10,7 @@ from views import state
 from views.chart import show_chart
 from views.markdown import code
 from views.translate import PLAY_EVERY, PLAYING, Translate
-from views.translate_run import BEAM, SAMPLE, Decoded, decoded, way_controls
+from views.translate_run import BEAM, SAMPLE, Decoded, decoded, download, way_controls
 from views.translation import plain
 from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
 
@@ -117,3 +117,4 @@ def section(t: Translate) -> None:
     if way.kind == BEAM:
         st.markdown(f"**The beam after step {step}** ({code(str(way.beam))} prefixes kept, by summed log "
                     "probability; a sentence is finished when it writes `<eos>`)\n\n" + beams_table(d, step))
+    download(d)

@@ -64,10 +64,11 @@ SOURCES = {s.name: s for s in (
 )}
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
 TRANSLATOR_PAGES = [spec.path for spec in PAGES if spec.translator] + ["encoder-decoder"]
-RANDOM_PAGES = [spec.path for spec in PAGES if MODEL not in spec.needs]  # own random model: its positions vary
+ONLY_TRANSLATOR = ["translate"]  # pages of the trained translator alone: no model to pick
+RANDOM_PAGES = [spec.path for spec in PAGES if MODEL not in spec.needs and spec.path not in ONLY_TRANSLATOR]
 CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s != "translator" or p in TRANSLATOR_PAGES]
          + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")]
-         + [pytest.param("encoder-decoder", "translator", id="encoder-decoder-translator")])
+         + [pytest.param(p, "translator", id=f"{p}-translator") for p in ["encoder-decoder", *ONLY_TRANSLATOR]])
 
 
 @pytest.fixture(scope="session")
@@ -226,5 +227,22 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
         src, tgt = (list(CHINESE), ENGLISH) if source.name == "translator" else (tokenize(SRC), tokenize(TGT))
         check_seq2seq_npz(click_download_button(page, "Download these attentions (NumPy .npz)", tmp_path), src, tgt,
                           sizes)
+    elif path == "translate":
+        check_decoding_npz(click_download_button(page, "Download this decoding (NumPy .npz)", tmp_path), sizes)
     check_chart_image(page, source.image, tmp_path)
     assert not page.errors, page.errors
+
+
+def check_decoding_npz(path: Path, sizes: tuple[int, int, int]) -> None:
+    """The Translate page's decoding of 我有一只猫: I have a cat <eos>, each step's candidates and attentions."""
+    layers, heads, _ = sizes
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = dict(npz)
+    words = ENGLISH[1:] + ["<eos>"]
+    assert arrays["src_tokens"].tolist() == list(CHINESE) and arrays["words"].tolist() == words
+    assert arrays["inputs"].tolist() == ENGLISH and arrays["candidates"][:, 0].tolist() == words  # greedy
+    T, S = len(words), len(CHINESE)
+    for name, shape in (("encoder_self", (S, S)), ("decoder_self", (T, T)), ("cross", (T, S))):
+        assert arrays[name].shape == (layers, heads, *shape), name
+        np.testing.assert_allclose(np.nansum(arrays[name], axis=-1), 1.0, atol=1e-5)
+    assert (arrays["candidate_probs"] <= 1).all() and (np.diff(arrays["candidate_probs"], axis=1) <= 1e-7).all()
