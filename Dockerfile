@@ -78,6 +78,7 @@ COPY .streamlit ./.streamlit
 COPY model ./model
 COPY viz ./viz
 COPY views ./views
+COPY training ./training
 
 USER 10001
 EXPOSE 8501

@@ -2,6 +2,8 @@
 
     python -m training.train                      # the shipped model: model/weights/translator
     python -m training.train --out /tmp/t --smoke  # a tiny run (CI): a few steps, a small model
+    python -m training.train --out /tmp/t --progress /tmp/t/progress.jsonl --weights-every 10 --no-snapshots \
+        --threads 1 --nice 10                      # the Translate page's live training (training/live.py)
 
 Fresh batches are drawn from the language's training split at every step (training.language), negations (0.7 %
 of the language) made 10 % of them; the held-out split is never trained on. Every --eval-every steps the model
@@ -11,7 +13,8 @@ from the language with another seed.
 
 Writes to --out: model.safetensors, config.json, source_vocab.json, target_vocab.json, metrics.json (steps, wall
 time, loss curve, exact match, errors by kind of sentence) and snapshots.safetensors (float16 weights at a dozen
-steps from random to trained, their exact match in metrics.json).
+steps from random to trained, their exact match in metrics.json). With --progress, also JSON lines as it goes and
+the latest weights every --weights-every steps (training/progress.py); that changes nothing of what is trained.
 """
 import argparse
 import json
@@ -25,16 +28,16 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from model.decoding import batch_of, generate, words_of
+from model.snapshots import METRICS, SNAPSHOT_SENTENCES, SNAPSHOTS
 from model.translator import SHIPPED, Translator, TranslatorConfig
 from model.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens, same_translation
 
 from . import language
+from .progress import Progress, lower_priority, orphan_exit
 
 SNAPSHOT_STEPS = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400)  # and the last step: where it learns
-SNAPSHOTS = "snapshots.safetensors"
 TRAINING_FORMS = {language.STATEMENT: 0.45, language.QUESTION: 0.45, language.NEGATION: 0.1}
 VALIDATION_FORMS = dict.fromkeys(language.FORMS, 1.0)  # stop only when every form is learned
-METRICS = "metrics.json"
 
 
 def vocabularies() -> tuple[Vocabulary, Vocabulary]:
@@ -73,7 +76,8 @@ def learning_rate(step: int, peak: float, warmup: int) -> float:
     return peak * min((step + 1) / warmup, math.sqrt(warmup / (step + 1)))
 
 
-def train(args) -> dict:
+def train(args, log: Progress | None = None) -> dict:
+    """Train from args.seed; log, if given, hears of every step, evaluation and the weights as they go."""
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     source, target = vocabularies()
@@ -84,14 +88,18 @@ def train(args) -> dict:
     batches = language.sample(args.batch * args.steps, seed=args.seed, forms=TRAINING_FORMS)  # one seed, drawn first
     snapshots, snapshot_scores, losses, evaluations = {}, {}, [], []
     started, step = time.perf_counter(), 0
+    if log is not None:
+        log.start(args.steps, args.seed, vars(config))
+        if log.weights_every:
+            log.weights(0, model)  # the random model, to look at before the first step
 
     def snapshot(at: int) -> None:
         for name, tensor in model.state_dict().items():
             snapshots[f"step{at}.{name}"] = tensor.detach().to(torch.float16).contiguous()
-        snapshot_scores[at] = exact_match(model, validation[:200])[0]
+        snapshot_scores[at] = exact_match(model, validation[:SNAPSHOT_SENTENCES])[0]
 
     while step < args.steps:
-        if step in SNAPSHOT_STEPS:
+        if step in SNAPSHOT_STEPS and args.snapshots:
             snapshot(step)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args.lr, args.warmup)
@@ -104,14 +112,23 @@ def train(args) -> dict:
         optimizer.step()
         losses.append(round(loss.item(), 4))
         step += 1
+        if log is not None:
+            if log.orphaned():
+                orphan_exit(args.out if args.remove_if_orphaned else None)
+            log.step(step, loss.item(), model)
         if step % args.eval_every == 0 or step == args.steps:
             score = exact_match(model, validation)[0]
             evaluations.append({"step": step, "exact_match": score, "seconds": round(time.perf_counter() - started, 1)})
             progress(step, args.steps, loss.item(), score, started)
+            if log is not None:
+                log.evaluation(step, score, evaluations[-1]["seconds"])
             if score == 1.0:
                 break
     seconds = time.perf_counter() - started
-    snapshot(step)
+    if args.snapshots:
+        snapshot(step)
+    if log is not None and log.weights_every and step % log.weights_every:
+        log.weights(step, model)  # the trained model, while the test runs
     test = language.sample(args.test, seed=args.test_seed, held_out=True)
     score, by_kind = exact_match(model, test)
     print(file=sys.stderr)
@@ -150,7 +167,8 @@ def readme_figures(m: dict) -> str:
 
 def write(result: dict, out: Path) -> None:
     result["model"].eval().save(out)
-    save_file(result["snapshots"], out / SNAPSHOTS)
+    if result["snapshots"]:
+        save_file(result["snapshots"], out / SNAPSHOTS)
     (out / METRICS).write_text(json.dumps(result["metrics"], indent=1) + "\n")
 
 
@@ -173,6 +191,14 @@ def parse(argv=None):
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--smoke", action="store_true", help="a tiny model for 60 steps: checks the loop, not the model")
+    p.add_argument("--progress", type=Path, help="write progress here as JSON lines (training/progress.py)")
+    p.add_argument("--weights-every", type=int, default=0,
+                   help="with --progress: the latest weights to latest.safetensors every this many steps")
+    p.add_argument("--no-snapshots", dest="snapshots", action="store_false",
+                   help="no snapshots.safetensors (nor their evaluations): a quicker run")
+    p.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by this much")
+    p.add_argument("--remove-if-orphaned", action="store_true",
+                   help="with --progress: if the process that started this one goes, delete --out and stop")
     args = p.parse_args(argv)
     if args.smoke:
         args.steps, args.warmup, args.d_model, args.d_ff = 60, 10, 32, 64
@@ -182,9 +208,13 @@ def parse(argv=None):
 
 def main(argv=None) -> int:
     args = parse(argv)
-    result = train(args)
+    lower_priority(args.nice)
+    log = Progress(args.progress, args.weights_every) if args.progress else None
+    result = train(args, log)
     write(result, args.out)
     m = result["metrics"]
+    if log is not None:
+        log.done(m["steps"], m["train_seconds"], m["test"]["exact_match"])
     print(f"{m['steps']} steps in {m['train_seconds']} s; held-out exact match {m['test']['exact_match']:.2%} on "
           f"{m['test']['sentences']} sentences (seed {m['test']['seed']}); written to {args.out}")
     print(f"For the README:\n{readme_figures(m)}")

@@ -20,6 +20,8 @@ PARTS = {
     "alignment": ("Alignment", "views.translate_alignment"),
     "heads": ("Switch heads off", "views.translate_heads"),
     "forcing": ("Teacher forcing", "views.translate_forcing"),
+    "learning": ("Watch it learn", "views.translate_learning"),
+    "live": ("Train it live", "views.translate_live"),
 }
 # a statement, a reordering (the time word goes last), a question, a negation
 EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")

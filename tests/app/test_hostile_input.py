@@ -61,9 +61,9 @@ PAGES = [
     Page("encoder-decoder", ("src", "tgt"), "layer", "head", own=({"model": "bogus"},), link={"model": "random"}),
     Page("translate", ("src",), "layer", "head", translates=True, chinese_only=True,
          own=({"decode": "magic", "off": "cross.9.9", "part": "nowhere", "step": "-3"},
-              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"beam": "1"}),
+              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"beam": "1"}, {"snap": "7"}),
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
-                "top_p": {"decode": "sample"}, "beam": {"decode": "beam"}}),
+                "top_p": {"decode": "sample"}, "beam": {"decode": "beam"}, "snap": {"part": "learning"}}),
 ]
 PAGE_IDS = [p.id for p in PAGES]
 

@@ -78,8 +78,8 @@ def test_the_code_comes_last():
     kinds = [k for k, _ in instructions()]
     last_pip = max(i for i, (k, a) in enumerate(instructions()) if k == "RUN" and "pip install" in a)
     code_copies = [i for i, (k, a) in enumerate(instructions())
-                   if k == "COPY" and re.match(r"(app\.py|model|viz|views|\.streamlit)\b", a)]
-    assert len(code_copies) == 5 and min(code_copies) > last_pip, kinds
+                   if k == "COPY" and re.match(r"(app\.py|model|viz|views|training|\.streamlit)\b", a)]
+    assert len(code_copies) == 6 and min(code_copies) > last_pip, kinds
 
 
 def test_runs_as_a_non_root_user():
@@ -114,3 +114,26 @@ def test_dockerignore_keeps_tests_venvs_and_caches_out():
     for entry in (".venv", "tests", "bench", "artifacts", ".git", "**/__pycache__", ".pytest_cache", "*.md",
                   "!README.md"):
         assert entry in lines, entry
+
+
+def test_every_package_of_the_project_the_app_imports_is_copied():
+    """A package of this repository that app.py, a page or a package they import imports (training: the Translate
+    page's language and its live training) must be in the image."""
+    import ast
+
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    copied = {a.split()[0] for k, a in instructions() if k == "COPY"}
+    needed, todo = set(), ["app.py"]
+    while todo:
+        source = ROOT / todo.pop()
+        files = sorted(source.glob("*.py")) if source.is_dir() else [source]
+        for file in files:
+            for node in ast.walk(ast.parse(file.read_text())):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                         else [])
+                for top in {n.split(".")[0] for n in names} & packages - needed:
+                    needed.add(top)
+                    todo.append(top)
+    assert {"views", "model", "viz", "training"} <= needed
+    assert needed <= copied, f"imported but not in the image: {needed - copied}"

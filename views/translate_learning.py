@@ -1,0 +1,148 @@
+"""Watch it learn: the shipped translator at each snapshot of its training (?snap=, a training step), from random
+to trained: its greedy translation of the page's sentence, where each word it writes looks in the Chinese, the
+held-out exact match at that step, and the loss curve with the step marked.
+
+Snapshots come from model/weights/translator/snapshots.safetensors (model.snapshots), each built once per process
+into the memory budget; the last step is the shipped model itself. What is drawn here (the map and its pickers, the
+curve) is also the live training's (views.translate_live).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from views import state
+from views.chart import show_chart
+from views.memory import budget, cached
+from views.model_thread import on_model_thread
+from views.translate import Translate
+from views.translation import plain
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a translator wrote for one source, greedily, and where it looked while writing each word."""
+
+    words: tuple[str, ...]  # the words written, <eos> last if it wrote it
+    translation: str
+    cross: np.ndarray  # (layers, heads, T, S): row t is the step that wrote words[t]; read-only
+    finished: bool  # it wrote <eos> (else it was cut at the most words a decoding may write)
+
+
+def written_by(model, input_ids, heads_off=()) -> Written:
+    """Greedy decoding of input_ids (1, S), every step's cross-attention recorded (call on a model thread)."""
+    from model.decoding import generate, words_of
+    from model.vocabulary import EOS_ID
+
+    decoding = generate(model, input_ids, heads_off=heads_off, record=True)
+    ids = decoding.ids[0].tolist()
+    cross = np.ascontiguousarray(decoding.cross[:, 0].numpy(), dtype=np.float32)
+    cross.flags.writeable = False
+    return Written(tuple(model.target.tokens[i] for i in ids), words_of(model, ids), cross, EOS_ID in ids)
+
+
+# ---------------------------------------------------------------- the shipped snapshots
+def snapshots():
+    """(the snapshot steps, model.snapshots.TrainingRecord), read once per process."""
+    from model.snapshots import snapshot_steps, training_record
+
+    return cached(("translator snapshots",), lambda: (snapshot_steps(), training_record()),
+                  "The training snapshots", kind="snapshot")
+
+
+def snapshot_translator(step: int, trained):
+    """The translator after `step` training steps: the shipped model (`trained`) at the last snapshot, else the
+    snapshot's weights, built once per process into the budget (kind "snapshot": capped apart from the models)."""
+    from model.footprint import module_bytes
+    from model.snapshots import at_snapshot
+    from model.translator_source import footprint
+    from views.errors import or_stop
+
+    steps, _ = snapshots()
+    if step == steps[-1]:
+        return trained
+    return or_stop("The training snapshot", budget().get_or_build, ("translator snapshot", step),
+                   lambda: at_snapshot(step), "snapshot", footprint(), module_bytes)
+
+
+def written_at(step: int, t: Translate) -> Written:
+    """The snapshot's translation of the page's sentence with the sidebar's heads off: once, then shared."""
+    ids = tuple(t.source.input_ids[0].tolist())
+
+    def compute():
+        model = snapshot_translator(step, t.loaded.translator)
+        return on_model_thread(written_by, model, t.source.input_ids, t.heads_off)
+
+    return cached(("snapshot translation", step, ids, t.heads_off), compute, "The training snapshot")
+
+
+# ---------------------------------------------------------------- what both parts draw
+def map_pickers(config) -> tuple[int, int, bool]:
+    """Layer (?layer=), the mean of its heads (?mean=, on by default here) or one head (?head=)."""
+    left, middle, right = st.columns([2, 2, 1])
+    layer = state.int_slider("Decoder layer", "layer", 0, config.num_layers - 1, config.num_layers - 1,
+                             container=left)
+    mean = state.toggle("Mean of heads", "mean", True, container=right)
+    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=middle, disabled=mean)
+    return layer, head, mean
+
+
+def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key: str, reference: str | None,
+                 when: str) -> None:
+    """The translation (right or wrong when the correct one is known) and its cross-attention map."""
+    from model.vocabulary import same_translation
+    from viz.attention import heatmap_spec
+
+    words = " ".join(plain(word) for word in w.translation.split()) or "(nothing: it wrote `<eos>` first)"
+    verdict = ""
+    if reference is not None:
+        verdict = (" :green[✓ right]" if same_translation(w.translation, reference)
+                   else f" :red[✗ wrong] (right: *{reference}*)")
+    cut = "" if w.finished else f" … (no `<eos>` after {len(w.words)} words: cut there)"
+    st.markdown(f"**{when}:** {words}{cut}{verdict}")
+    which = f"layer {layer}, " + ("mean of its heads" if mean else f"head {head}")
+    probs = w.cross[layer].mean(axis=0) if mean else w.cross[layer, head]
+    show_chart(heatmap_spec(probs, w.words, src_tokens, f"Cross-attention, {which}",
+                            keys="key: Chinese character", queries="query: the step writing this word"), key=key)
+    st.caption(f"Each row is one decoding step, labelled with the word it wrote; its cells are how much that step "
+               f"looked at each Chinese character ({which}; each row sums to 1).")
+
+
+def when(step: int, t: Translate) -> str:
+    """"Its translation after 150 steps, 2 heads off"."""
+    said = "Its translation at step 0 (random weights)" if step == 0 else f"Its translation after {step} steps"
+    return said + (f", {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} off" if t.heads_off else "")
+
+
+def curve(loss, scores, mark: int | None, steps: int | None, key: str, score_label: str) -> None:
+    from viz.learning import learning_curve
+
+    show_chart(learning_curve(loss, scores, mark, steps, score_label=score_label), key=key)
+
+
+# ---------------------------------------------------------------- the part
+def section(t: Translate) -> None:
+    steps, record = snapshots()
+    last = steps[-1]
+    step = state.choice("Training step (a snapshot of the shipped training)", "snap", list(steps), steps[0],
+                        widget="select_slider",
+                        format_func=lambda s: f"{s} (trained)" if s == last else ("0 (random)" if s == 0 else str(s)),
+                        help="The shipped translator was saved at these steps while it trained: drag from the random "
+                             "model (step 0) to the trained one.")
+    layer, head, mean = map_pickers(t.loaded.translator.config)
+    state.show_notices()
+    written = written_at(step, t)
+    left, middle, right = st.columns(3)
+    left.metric("Training step", f"{step} of {last}")
+    middle.metric("Held-out exact match", f"{record.snapshot_scores[step]:.1%}",
+                  help="Share of 200 held-out sentences (never trained on) it translated exactly at this step, "
+                       "with every head on.")
+    right.metric("Training loss", "–" if step == 0 else f"{record.loss[step - 1]:.3f}",
+                 help="Cross-entropy of the step's batch (label smoothing 0.1: it never reaches 0).")
+    show_written(written, t.source.tokens, layer, head, mean, "learning-cross", t.reference, when(step, t))
+    curve(record.loss, sorted(record.snapshot_scores.items()), step, None, "learning-curve",
+          "held-out exact match (200 sentences)")
+    st.caption(f"The loss of every training step (blue) and the exact match on 200 held-out sentences at each "
+               f"snapshot (red); the dotted line is step {step}. Until about step 100 it writes English words with "
+               "little regard for the Chinese (each step looks nearly everywhere: a flat map); between steps 100 and "
+               "200 each word's row settles on its character, and the translations come right.")
