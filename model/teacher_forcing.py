@@ -6,20 +6,15 @@ Both are computed here the same way, word by word (model.incremental, any heads 
 replaying the reference (generate(forced=...)), which gives the numbers of the one forward pass
 (tests/model/test_teacher_forcing.py checks them against Translator.forward), free generation greedily.
 """
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import safe_open
 from torch import Tensor
 
 from .decoding import generate
-from .translator import SHIPPED, Translator
+from .translator import Translator
 from .vocabulary import BOS, EOS_ID
-
-SNAPSHOTS, METRICS = "snapshots.safetensors", "metrics.json"  # as training.train writes them
 
 
 @dataclass(frozen=True)
@@ -89,21 +84,3 @@ def compare(model: Translator, src_ids: Tensor, reference_ids: list[int], heads_
 def _cut(reading: Reading, n: int) -> Reading:
     return Reading(reading.inputs[:n], reading.chosen[:n], reading.chosen_p[:n],
                    reading.self_attention[..., :n, :n])
-
-
-# A local loader of the shipped training snapshots (model/snapshots.py, written beside this, is meant to replace it).
-def snapshot_steps(directory: Path = SHIPPED) -> list[tuple[int, float]]:
-    """(training step, held-out exact match) of each shipped snapshot, from random to trained."""
-    metrics = json.loads((directory / METRICS).read_text())
-    return [(s["step"], s["exact_match"]) for s in metrics.get("snapshots", [])]
-
-
-def snapshot(step: int, directory: Path = SHIPPED) -> Translator:
-    """The translator as it was at this training step (float16 weights read from safetensors, no code)."""
-    prefix = f"step{step}."
-    with safe_open(str(directory / SNAPSHOTS), "pt") as f:
-        weights = {k[len(prefix):]: f.get_tensor(k) for k in f.keys() if k.startswith(prefix)}
-    if not weights:
-        raise ValueError(f"no snapshot at step {step}")
-    return Translator.from_directory(directory, weights)
-

@@ -15,31 +15,21 @@ from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.pickers import MAX_TEXT_CHARS
 from views.translate import Translate
+from views.translate_learning import snapshot_translator
 from views.translation import plain
 
 
-def snapshot_model(step: int, trained):
-    """The translator at this training step: the shipped model for the last one, else its snapshot, loaded once per
-    process into the budget (as a model: a few of them at most, dropped when the budget needs the room)."""
-    from model.footprint import module_bytes
-    from model.teacher_forcing import snapshot
-    from views.errors import or_stop
-
-    if step == snapshot_steps()[-1][0]:
-        return trained
-    size = module_bytes(trained)
-    return or_stop("Loading the training snapshot", budget().get_or_build, snapshot_key(step),
-                   lambda: snapshot(step), "model", 2 * size, module_bytes)
-
-
 def snapshot_key(step: int) -> tuple:
+    """The budget's key of a snapshot model (views.translate_learning.snapshot_translator builds it)."""
     return "translator snapshot", step
 
 
 def snapshot_steps() -> list[tuple[int, float]]:
-    from model.teacher_forcing import snapshot_steps as steps
+    """(training step, held-out exact match) of each shipped snapshot, from random to trained."""
+    from views.translate_learning import snapshots
 
-    return steps()
+    steps, record = snapshots()
+    return [(step, record.snapshot_scores[step]) for step in steps]
 
 
 def pick_model(t: Translate):
@@ -56,7 +46,7 @@ def pick_model(t: Translate):
     what = "the trained model" if step == last else f"the model after {step} training steps"
     off = f", with {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} switched off" if t.heads_off else ""
     st.caption(f"Using {what} ({right[step]:.0%} of held-out sentences right){off}.")
-    return step, snapshot_model(step, t.loaded.translator)
+    return step, snapshot_translator(step, t.loaded.translator)
 
 
 def reference(t: Translate) -> tuple[int, ...] | None:

@@ -8,7 +8,8 @@ import pytest
 from apptest_harness import figures, link_value, plotly_array
 
 from model.ablation import sources_of
-from model.teacher_forcing import compare, snapshot
+from model.snapshots import at_snapshot
+from model.teacher_forcing import compare
 from model.translator import load_shipped
 
 EVERY_CROSS = ",".join(f"cross.{layer}.{head}" for layer in range(2) for head in range(4))
@@ -52,7 +53,7 @@ def test_an_early_snapshot_parts_them_and_the_grid_frames_the_first_divergence()
     at = open_forcing()
     at.select_slider(key="snap").set_value(150).run()
     assert not at.exception and link_value(at, "snap") == "150"
-    early = snapshot(150)
+    early = at_snapshot(150)
     c = compare(early, sources_of(early, ["我有一只猫"]), early.target.ids("I have a cat".split()))
     k = c.first_divergence
     assert k is not None

@@ -1,6 +1,6 @@
 """Teacher forcing beside free generation: the forced reading is the one forward pass of training (its predictions,
 the probability of each correct word, its loss, the decoder's causal self-attention), the free one is greedy
-decoding, and the first divergence is where they part. The shipped snapshots load as the model was."""
+decoding, and the first divergence is where they part."""
 import numpy as np
 import pytest
 import torch
@@ -8,7 +8,8 @@ import torch.nn.functional as F
 
 from model.ablation import sources_of
 from model.decoding import generate, words_of
-from model.teacher_forcing import compare, snapshot, snapshot_steps
+from model.snapshots import at_snapshot
+from model.teacher_forcing import compare
 from model.translator import Translator, load_shipped
 from model.vocabulary import BOS, BOS_ID, EOS, EOS_ID, UNK_ID
 
@@ -24,7 +25,7 @@ def shipped() -> Translator:
 
 @pytest.fixture(scope="module")
 def early() -> Translator:
-    return snapshot(150)  # 28 % held-out exact match: right often, not always
+    return at_snapshot(150)  # 28 % held-out exact match: right often, not always
 
 
 def ids_of(model, english: str) -> list[int]:
@@ -94,15 +95,3 @@ def test_an_unknown_word_and_a_reference_longer_than_the_positions_are_read():
     long = compare(model, src, [UNK_ID] * 200)
     assert len(long.reference) == model.max_positions and long.reference[-1] == EOS
     assert long.forced.self_attention.shape == (2, 4, 64, 64)
-
-
-def test_the_snapshots_load_from_random_to_trained(shipped):
-    steps = snapshot_steps()
-    assert steps[0] == (0, 0.0) and steps[-1][1] == 1.0 and [s for s, _ in steps] == sorted(s for s, _ in steps)
-    last = snapshot(steps[-1][0])
-    src = sources_of(last, list(SENTENCES))
-    with torch.inference_mode():
-        assert torch.equal(generate(last, src), generate(shipped, src))  # float16 copies of the shipped weights
-        assert words_of(snapshot(0), generate(snapshot(0), src)[0]) != "I have a cat"
-    with pytest.raises(ValueError, match="no snapshot at step 7"):
-        snapshot(7)
