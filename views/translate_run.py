@@ -60,8 +60,9 @@ class Decoded:
     beams: tuple = ()  # model.decoding.BeamStep per step, for a beam search
 
 
-def _frozen(array) -> np.ndarray:
-    out = np.ascontiguousarray(np.asarray(array, dtype=np.float32))
+def _frozen(array, dtype=np.float32) -> np.ndarray:
+    """A read-only copy: a decoding is shared by every session."""
+    out = np.ascontiguousarray(np.asarray(array, dtype=dtype))
     out.flags.writeable = False
     return out
 
@@ -97,8 +98,9 @@ def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
     decoder = run.decoder[:, 0, :, :T, :T].clone()
     decoder[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
     return Decoded(source.tokens, (BOS, *words[:-1]), words, english_text(model.target.words(written)),
-                   candidates.numpy(), _frozen(final.gather(-1, candidates)), _frozen(tempered.gather(-1, candidates)),
-                   np.array(chosen), _frozen(run.encoder[:, 0]), _frozen(decoder), _frozen(run.cross[:, 0, :, :T]),
+                   _frozen(candidates, np.int64), _frozen(final.gather(-1, candidates)),
+                   _frozen(tempered.gather(-1, candidates)), _frozen(chosen, np.int64), _frozen(run.encoder[:, 0]),
+                   _frozen(decoder), _frozen(run.cross[:, 0, :, :T]),
                    vocabulary, tuple(beams))
 
 
