@@ -80,12 +80,11 @@ def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
     if way.kind == BEAM:
         (ids, beams), = on_model_thread(partial(beam_search, heads_off=heads_off, record=True), model, src_ids,
                                         way.beam)
-        ids = ids[None]
-    else:
-        ids = on_model_thread(partial(generate, heads_off=heads_off), model, src_ids,
+        # the beam's answer, read again step by step to record every attention and score on the way
+        run = on_model_thread(partial(generate, heads_off=heads_off, record=True, forced=ids[None]), model, src_ids)
+    else:  # greedy or sampled: recorded as it is written
+        run = on_model_thread(partial(generate, heads_off=heads_off, record=True), model, src_ids,
                               way.sampling() if way.kind == SAMPLE else None)
-    # the words written, read again step by step to record every attention and score on the way
-    run = on_model_thread(partial(generate, heads_off=heads_off, record=True, forced=ids), model, src_ids)
     written = run.ids[0].tolist()
     T = written.index(EOS_ID) + 1 if EOS_ID in written else len(written)
     logits = run.logits[0, :T]
