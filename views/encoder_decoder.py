@@ -17,7 +17,7 @@ from views.frame import Page
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.models import Choice, model_key, resident
-from views.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, seq2seq_choice
+from views.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, layer_head, pick, seq2seq_choice
 from views.runs import unknown_notice
 from viz.attention import heatmap_spec
 
@@ -134,11 +134,6 @@ def npz(r: Seq2SeqRun) -> bytes:
     return buf.getvalue()
 
 
-def pick(maps: np.ndarray, layer: int, head: int, mean: bool) -> np.ndarray:
-    """One layer's head, or the mean of its heads: (L, S) from (layers, heads, L, S)."""
-    return maps[layer].mean(axis=0) if mean else maps[layer, head]
-
-
 def shapes_table(config, S: int, T: int) -> str:  # config: a RandomConfig or a TranslatorConfig
     """The shapes of the three attentions of this pass, as a Markdown table."""
     h = config.nhead
@@ -183,9 +178,7 @@ def view(page: Page) -> None:
         run = cached_run(config, src, tgt)
 
     col1, col2, col3 = st.columns([2, 2, 1])
-    layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=col1)
-    mean = state.toggle("Mean of heads", "mean", False, container=col3)
-    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=col2, disabled=mean)
+    layer, head, mean = layer_head(config.num_layers, config.nhead, containers=(col1, col2, col3))
     state.show_notices()
     if decoded is not None:
         translation.show_translation(run, decoded)

@@ -120,3 +120,20 @@ def sentence(label: str = "Sentence", name: str = "text", default: str = DEFAULT
         st.info("Type a sentence above to see its attention.")
         state.stop()
     return value
+
+
+def layer_head(num_layers: int, num_heads: int, label: str = "Layer", layer: int = 0, mean: bool = False,
+               containers=None) -> tuple[int, int, bool]:
+    """The Layer slider (?layer=), the Head slider (?head=) and the Mean of heads toggle (?mean=) of a page whose
+    maps are (layers, heads, ...): (layer, head, mean). containers: where each goes (layer, head, mean); default one
+    row of three columns. layer and mean: their defaults."""
+    layer_box, head_box, mean_box = containers or st.columns([2, 2, 1], vertical_alignment="bottom")
+    layer = state.int_slider(label, "layer", 0, num_layers - 1, layer, container=layer_box)
+    mean = state.toggle("Mean of heads", "mean", mean, container=mean_box)
+    head = state.int_slider("Head", "head", 0, num_heads - 1, 0, container=head_box, disabled=mean)
+    return layer, head, mean
+
+
+def pick(maps, layer: int, head: int, mean: bool):
+    """What layer_head() picked of maps (layers, heads, L, S): one head's (L, S), or the mean of the layer's heads."""
+    return maps[layer].mean(axis=0) if mean else maps[layer, head]

@@ -7,9 +7,9 @@ import streamlit as st
 from views import state
 from views.chart import show_chart
 from views.markdown import code
+from views.pickers import layer_head, pick
 from views.translate import Translate
 from views.translate_run import decoded, download, way_controls
-from views.translate_steps import head_controls, pick
 from views.translation import plain
 from viz.attention import heatmap_spec
 
@@ -30,7 +30,8 @@ def unattended(cross: np.ndarray, src_tokens) -> list[tuple[str, float]]:
 def section(t: Translate) -> None:
     way = way_controls()
     d = decoded(t.src, way, t.heads_off)
-    layer, head, mean = head_controls(t.loaded.translator.config)
+    config = t.loaded.translator.config
+    layer, head, mean = layer_head(config.num_layers, config.nhead)
     state.show_notices()
     which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
     cross = pick(d.cross, layer, head, mean)

@@ -13,7 +13,7 @@ from views import state
 from views.chart import show_chart
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
-from views.pickers import MAX_TEXT_CHARS
+from views.pickers import MAX_TEXT_CHARS, layer_head, pick
 from views.translate import Translate
 from views.translate_learning import snapshot_translator
 from views.translation import plain
@@ -139,13 +139,10 @@ def self_attention(c, config) -> None:
     from viz.attention import heatmap_spec
 
     left, right = st.columns([3, 1])
-    layer = state.int_slider("Decoder layer", "layer", 0, config.num_layers - 1, config.num_layers - 1,
-                             container=right)
-    mean = state.toggle("Mean of heads", "mean", True, container=right)
-    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=right, disabled=mean)
-    maps = c.forced.self_attention[layer]  # (heads, T, T), NaN above the diagonal
+    layer, head, mean = layer_head(config.num_layers, config.nhead, "Decoder layer", config.num_layers - 1,
+                                   mean=True, containers=(right, right, right))
     which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
-    shown = maps.mean(0) if mean else maps[head]
+    shown = pick(c.forced.self_attention, layer, head, mean)  # (T, T), NaN above the diagonal
     with left:
         show_chart(heatmap_spec(shown, c.forced.inputs, c.forced.inputs,
                                 f"Decoder self-attention (teacher forcing), {which}",

@@ -15,6 +15,7 @@ from views import state
 from views.chart import show_chart
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
+from views.pickers import layer_head, pick
 from views.translate import Translate
 from views.translation import plain
 
@@ -78,13 +79,9 @@ def written_at(step: int, t: Translate) -> Written:
 
 # ---------------------------------------------------------------- what both parts draw
 def map_pickers(config) -> tuple[int, int, bool]:
-    """Layer (?layer=), the mean of its heads (?mean=, on by default here) or one head (?head=)."""
-    left, middle, right = st.columns([2, 2, 1])
-    layer = state.int_slider("Decoder layer", "layer", 0, config.num_layers - 1, config.num_layers - 1,
-                             container=left)
-    mean = state.toggle("Mean of heads", "mean", True, container=right)
-    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=middle, disabled=mean)
-    return layer, head, mean
+    """The decoder's layer (the last by default) and the mean of its heads (on by default here) or one head."""
+    return layer_head(config.num_layers, config.nhead, "Decoder layer", config.num_layers - 1, mean=True,
+                      containers=st.columns([2, 2, 1]))
 
 
 def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key: str, reference: str | None,
@@ -101,8 +98,7 @@ def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key:
     cut = "" if w.finished else f" … (no `<eos>` after {len(w.words)} words: cut there)"
     st.markdown(f"**{when}:** {words}{cut}{verdict}")
     which = f"layer {layer}, " + ("mean of its heads" if mean else f"head {head}")
-    probs = w.cross[layer].mean(axis=0) if mean else w.cross[layer, head]
-    show_chart(heatmap_spec(probs, w.words, src_tokens, f"Cross-attention, {which}",
+    show_chart(heatmap_spec(pick(w.cross, layer, head, mean), w.words, src_tokens, f"Cross-attention, {which}",
                             keys="key: Chinese character", queries="query: the step writing this word"), key=key)
     st.caption(f"Each row is one decoding step, labelled with the word it wrote; its cells are how much that step "
                f"looked at each Chinese character ({which}; each row sums to 1).")

@@ -9,6 +9,7 @@ import streamlit as st
 from views import state
 from views.chart import show_chart
 from views.markdown import code
+from views.pickers import layer_head, pick
 from views.translate import PLAY_EVERY, PLAYING, Translate
 from views.translate_run import BEAM, SAMPLE, Decoded, decoded, download, way_controls
 from views.translation import plain
@@ -49,18 +50,6 @@ def step_controls(last: int) -> int:
     return state.int_slider("Step", "step", 0, last, 0, container=row, disabled=playing)
 
 
-def head_controls(config) -> tuple[int, int, bool]:
-    row = st.columns([2, 2, 1], vertical_alignment="bottom")
-    layer = state.int_slider("Layer", "layer", 0, config.num_layers - 1, 0, container=row[0])
-    mean = state.toggle("Mean of heads", "mean", False, container=row[2])
-    head = state.int_slider("Head", "head", 0, config.nhead - 1, 0, container=row[1], disabled=mean)
-    return layer, head, mean
-
-
-def pick(maps, layer: int, head: int, mean: bool):
-    return maps[layer].mean(axis=0) if mean else maps[layer, head]
-
-
 def chosen_caption(d: Decoded, kind: str, t: int) -> str:
     word = plain(d.words[t])
     if kind == SAMPLE:
@@ -89,7 +78,7 @@ def section(t: Translate) -> None:
     way = way_controls()
     d = decoded(t.src, way, t.heads_off)
     config = t.loaded.translator.config
-    layer, head, mean = head_controls(config)
+    layer, head, mean = layer_head(config.num_layers, config.nhead)
     step = step_controls(len(d.words) - 1)
     state.show_notices()
 
