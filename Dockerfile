@@ -79,6 +79,7 @@ COPY model ./model
 COPY viz ./viz
 COPY views ./views
 COPY training ./training
+COPY locales ./locales
 
 USER 10001
 EXPOSE 8501

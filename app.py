@@ -2,7 +2,8 @@
 import plotly.io as pio
 import streamlit as st
 
-from views import frame, lone_surrogates, navigation, registry, state
+from locales import _
+from views import frame, language, lone_surrogates, navigation, registry, state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
@@ -11,13 +12,15 @@ pio.templates.default = None
 
 def main(start: str | None = None) -> None:
     """The app; `start`: the URL path of the page served at / (default: the registry's default page)."""
-    st.set_page_config(page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide")
-    pages = navigation.pages(start, lambda: [
+    lang = language.resolve()
+    st.set_page_config(page_title=_("Attention visualizer"), page_icon=":material/visibility:", layout="wide")
+    pages = navigation.pages((start, lang), lambda: [
         frame.streamlit_page(spec, default=spec.default if start is None else spec.path == start)
         for spec in registry.PAGES])
     lone_surrogates.replace_in_the_browser()
     with state.url_writes():  # one URL message per run, not one per widget
         state.check_link()
+        language.switch()
         st.navigation(pages).run()
 
 

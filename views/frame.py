@@ -11,6 +11,7 @@ from functools import partial
 
 import streamlit as st
 
+from locales import _
 from views import pickers, runs, state
 from views.errors import or_stop
 from views.models import Choice, loaded_model
@@ -28,12 +29,12 @@ class Page:
 
     def model(self, choice: Choice | None = None):
         """The loaded model (model.sources.LoadedModel) of choice (default: the page's), or a message and a stop."""
-        return or_stop("The model", loaded_model, choice or self.choice)
+        return or_stop(_("The model"), loaded_model, choice or self.choice)
 
 
 def streamlit_page(spec: PageSpec, default: bool = False):
     """The st.Page of a registry entry (app.py's navigation; st.page_link, which finds a page by its URL path)."""
-    return st.Page(partial(render, spec), title=spec.title, icon=spec.icon, url_path=spec.path, default=default)
+    return st.Page(partial(render, spec), title=_(spec.title), icon=spec.icon, url_path=spec.path, default=default)
 
 
 def link_to(path: str):
@@ -44,8 +45,8 @@ def link_to(path: str):
 def render(spec: PageSpec) -> None:
     """Draw the page `spec` (st.Page calls this, one page per registry entry)."""
     module = importlib.import_module(spec.module)
-    st.title(spec.title)
-    st.caption(spec.caption)
+    st.title(_(spec.title))
+    st.caption(_(spec.caption))
     intro = getattr(module, "intro", None)
     if intro is not None:
         intro()

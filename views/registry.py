@@ -15,16 +15,18 @@ part of the page, not the sidebar. A module may also define `intro()`, drawn und
 """
 from dataclasses import dataclass
 
+from locales import N_
+
 MODEL, TEXT, RUN = "model", "text", "run"
 
 
 @dataclass(frozen=True)
 class PageSpec:
     path: str  # URL path: /<path>?...; the default page is also served at /
-    title: str
+    title: str  # English, marked N_(): shown as _(title)
     icon: str  # a Material Symbol, which Streamlit ships: shown offline, without emoji fonts
     module: str  # the page's module, with view(page) and optionally intro()
-    caption: str  # one or two sentences under the title: what the page shows
+    caption: str  # one or two sentences under the title: what the page shows (English, marked N_())
     needs: frozenset[str] = frozenset()
     default: bool = False
     translator: bool = False  # the model picker offers the translator (its encoder)
@@ -33,35 +35,35 @@ class PageSpec:
 _ALL = frozenset({MODEL, TEXT, RUN})
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("heatmap", "Attention heatmap", ":material/grid_on:", "views.heatmap",
-             "Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
-             "Every row sums to 1.", _ALL, default=True),
-    PageSpec("all-heads", "All heads", ":material/apps:", "views.all_heads",
-             "Every layer (rows) × every head (columns) at once, each tile a query × key attention map. "
-             "Pick a head below, or click its tile, to look at it large.", _ALL),
-    PageSpec("softmax", "Softmax rows", ":material/bar_chart:", "views.softmax",
-             "One query token's row of attention, step by step: the dot products with every key, scaled, "
-             "masked, and turned into probabilities that sum to 1.", _ALL),
-    PageSpec("steps", "Step by step", ":material/stairs:", "views.steps",
-             "One encoder layer, one head, every tensor on the way: each heatmap is tokens (rows) by dimensions or "
-             "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale.", _ALL),
-    PageSpec("masks", "Masks", ":material/filter_alt:", "views.masks",
-             "A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
-             "the attention under it, and how it differs from the attention without a mask.", _ALL, translator=True),
-    PageSpec("positional", "Positional encoding", ":material/waves:", "views.positional",
-             "Attention itself does not know the order of the tokens: each token's vector gets a position "
+    PageSpec("heatmap", N_("Attention heatmap"), ":material/grid_on:", "views.heatmap",
+             N_("Each row is a query token; its cells are the softmax probabilities over the keys it attends to. "
+             "Every row sums to 1."), _ALL, default=True),
+    PageSpec("all-heads", N_("All heads"), ":material/apps:", "views.all_heads",
+             N_("Every layer (rows) × every head (columns) at once, each tile a query × key attention map. "
+             "Pick a head below, or click its tile, to look at it large."), _ALL),
+    PageSpec("softmax", N_("Softmax rows"), ":material/bar_chart:", "views.softmax",
+             N_("One query token's row of attention, step by step: the dot products with every key, scaled, "
+             "masked, and turned into probabilities that sum to 1."), _ALL),
+    PageSpec("steps", N_("Step by step"), ":material/stairs:", "views.steps",
+             N_("One encoder layer, one head, every tensor on the way: each heatmap is tokens (rows) by dimensions or "
+             "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale."), _ALL),
+    PageSpec("masks", N_("Masks"), ":material/filter_alt:", "views.masks",
+             N_("A mask decides which keys each query may attend to. Pick one and see the mask matrix, "
+             "the attention under it, and how it differs from the attention without a mask."), _ALL, translator=True),
+    PageSpec("positional", N_("Positional encoding"), ":material/waves:", "views.positional",
+             N_("Attention itself does not know the order of the tokens: each token's vector gets a position "
              "vector added. The original Transformer uses fixed sines and cosines; BERT learns one vector per "
-             "position.", frozenset({MODEL})),
-    PageSpec("architecture", "Architecture", ":material/account_tree:", "views.architecture",
-             "What the Transformer is made of: the parameters and the matrix-multiply FLOPs of every module, "
-             "by the textbook's formulas checked against PyTorch, and the shape of every tensor for your sentence.",
+             "position."), frozenset({MODEL})),
+    PageSpec("architecture", N_("Architecture"), ":material/account_tree:", "views.architecture",
+             N_("What the Transformer is made of: the parameters and the matrix-multiply FLOPs of every module, "
+             "by the textbook's formulas checked against PyTorch, and the shape of every tensor for your sentence."),
              frozenset({TEXT})),
-    PageSpec("encoder-decoder", "Encoder-decoder", ":material/translate:", "views.encoder_decoder",
-             "The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
-             "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention)."),
-    PageSpec("translate", "Translate", ":material/g_translate:", "views.translate",
-             "A translator trained by this project writes Chinese as English one word at a time: step through its "
-             "decoding, see where each word looks, switch heads off, and watch it learn."),
+    PageSpec("encoder-decoder", N_("Encoder-decoder"), ":material/translate:", "views.encoder_decoder",
+             N_("The encoder reads the source; the decoder reads the target so far. Each decoder layer first attends "
+             "to earlier target tokens (masked self-attention), then to the encoder's output (cross-attention).")),
+    PageSpec("translate", N_("Translate"), ":material/g_translate:", "views.translate",
+             N_("A translator trained by this project writes Chinese as English one word at a time: step through its "
+             "decoding, see where each word looks, switch heads off, and watch it learn.")),
 )
 
 

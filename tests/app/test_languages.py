@@ -1,0 +1,83 @@
+"""Two languages: ?lang=, the browser's language, the sidebar switch; and every page shown wholly from the catalog."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import locales
+from locales import _
+from tests.app.apptest_harness import TIMEOUT, _app_starting_at, link_value
+from tests.app.languages import marked_chinese, untranslated
+from views import registry
+
+# Every page, and the states of a page that show other texts (a part, a mask, a decoding way).
+PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES]
+
+
+def _session(path: str, locale: str | None = None, **params) -> AppTest:
+    at = AppTest.from_function(_app_starting_at, args=(path,), default_timeout=TIMEOUT)
+    if locale:
+        at.context["locale"] = locale
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+@pytest.mark.parametrize(("path", "params"), PAGE_STATES, ids=[
+    "-".join([path, *(f"{k}={v}" for k, v in params.items())]) for path, params in PAGE_STATES])
+def test_every_text_of_the_page_comes_from_the_chinese_catalog(monkeypatch, path, params):
+    with marked_chinese(monkeypatch) as misses:
+        at = _session(path, lang="zh", **params)
+        assert not at.exception, at.exception
+        shown = untranslated(at)
+    assert not shown, f"{len(shown)} texts shown without the catalog:\n" + "\n".join(shown)
+    assert not misses, f"not in the Chinese catalog: {sorted(misses)}"
+
+
+@pytest.mark.parametrize("path", [spec.path for spec in registry.PAGES])
+def test_every_page_renders_in_english(path):
+    at = _session(path, lang="en")
+    assert not at.exception, at.exception
+    assert at.title[0].value == registry.by_path(path).title
+
+
+def test_lang_in_the_link_chooses_over_the_browser():
+    at = _session("heatmap", locale="en-US", lang="zh")
+    assert at.title[0].value == "注意力热力图"
+    assert link_value(at, "lang") == "zh"
+
+
+@pytest.mark.parametrize(("locale", "title"), [("zh-CN", "注意力热力图"), ("zh-TW", "注意力热力图"),
+                                               ("en-GB", "Attention heatmap"), ("de-DE", "Attention heatmap"),
+                                               (None, "Attention heatmap")])
+def test_without_lang_the_browser_language_decides(locale, title):
+    at = _session("heatmap", locale=locale)
+    assert at.title[0].value == title
+
+
+def test_a_bad_lang_is_ignored_with_a_notice_in_the_browser_language():
+    at = _session("heatmap", locale="zh-CN", lang="klingon")
+    assert at.title[0].value == "注意力热力图"
+    assert any("lang=klingon" in w.value for w in at.warning)
+    assert not at.exception
+
+
+def test_the_sidebar_switch_changes_the_language_and_writes_the_link():
+    at = _session("softmax", locale="en-US")
+    assert at.title[0].value == "Softmax rows"
+    switch = at.sidebar.button_group(key="lang")
+    switch.set_value("zh").run()
+    assert at.title[0].value == "Softmax 行"
+    assert link_value(at, "lang") == "zh"
+    at.sidebar.button_group(key="lang").set_value("en").run()
+    assert at.title[0].value == "Softmax rows"
+    assert link_value(at, "lang") == "en"
+
+
+def test_a_fragments_rerun_keeps_the_language():
+    """A slider in the page's fragment reruns without app.py: its texts still come in the session's language."""
+    at = _session("softmax", locale="en-US", lang="zh")
+    at.selectbox(key="query").set_value(2).run()
+    with locales.use("zh"):
+        label = _("Query token")
+    assert label != "Query token"
+    assert at.selectbox(key="query").label == label
+    assert at.title[0].value == "Softmax 行"
