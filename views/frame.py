@@ -11,8 +11,9 @@ from functools import partial
 
 import streamlit as st
 
+import locales
 from locales import _
-from views import pickers, runs, state
+from views import pickers, runs, state, tour
 from views.errors import or_stop
 from views.models import Choice, loaded_model
 from views.registry import MODEL, RUN, TEXT, PageSpec, by_path
@@ -47,6 +48,7 @@ def render(spec: PageSpec) -> None:
     module = importlib.import_module(spec.module)
     st.title(_(spec.title))
     st.caption(_(spec.caption))
+    tour.banner(spec.path, locales.current())
     intro = getattr(module, "intro", None)
     if intro is not None:
         intro()

@@ -1,0 +1,79 @@
+"""The guided tour: every stop's link opens its page in the state it presets, with the stop's banner, previous /
+next links to the neighbouring stops, and a link for a slide; in both languages."""
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+import locales
+from locales import _
+from tests.app.apptest_harness import TIMEOUT, _app_starting_at, link_value
+from views import registry, tour
+
+
+def _open(path: str, **params) -> AppTest:
+    at = AppTest.from_function(_app_starting_at, args=(path,), default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _links(at: AppTest) -> list[tuple[str, dict[str, str]]]:
+    hashes = {calc_hash(spec.path): spec.path for spec in registry.PAGES}
+    return [(hashes[link.proto.page_script_hash], {k: v[0] for k, v in parse_qs(link.proto.query_string).items()})
+            for link in at.get("page_link")]
+
+
+def test_the_stops_follow_the_tutorials_and_exist():
+    assert [stop.path for stop in tour.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads", "steps",
+                                                  "architecture", "encoder-decoder", "translate"]
+    for stop in tour.STOPS:
+        registry.by_path(stop.path)
+        assert set(map(str, stop.params)) <= __import__("views.state").state.LINK_KEYS
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("k", range(1, len(tour.STOPS) + 1))
+def test_each_stops_link_opens_its_page_in_its_state_with_the_banner(k, lang):
+    stop = tour.STOPS[k - 1]
+    at = _open(stop.path, **tour.query_params(k, lang))
+    assert not at.exception, at.exception
+    assert not at.warning, [w.value for w in at.warning]  # every preset value is one the page takes
+    with locales.use(lang):
+        heading = _("**Tour, stop {k} of {n}: {title}**").format(k=k, n=len(tour.STOPS), title=_(stop.title))
+        text = _(stop.text)
+    assert heading in [m.value for m in at.markdown] and text in [m.value for m in at.markdown]
+    for name, value in stop.params.items():  # the page read the preset, and writes it back as it was
+        assert link_value(at, name) == str(value), name
+    links = _links(at)
+    if k > 1:
+        assert (tour.STOPS[k - 2].path, tour.query_params(k - 1, lang)) in links
+    if k < len(tour.STOPS):
+        assert (tour.STOPS[k].path, tour.query_params(k + 1, lang)) in links
+    assert ("tour", {"lang": lang}) in links
+    slide = at.get("code")[-1].proto.code_text
+    assert urlsplit(slide).path == f"/{stop.path}"
+    assert {k2: v[0] for k2, v in parse_qs(urlsplit(slide).query).items()} == tour.query_params(k, lang)
+
+
+def test_the_first_view_on_minilm_is_the_measured_head():
+    at = _open("heatmap", **tour.query_params(2, "en"))
+    assert (link_value(at, "layer"), link_value(at, "head")) == ("3", "1")
+
+
+def test_a_stop_of_another_page_shows_no_banner_and_a_bad_stop_a_notice():
+    at = _open("heatmap", tour="5")  # stop 5 is the all-heads page
+    assert not any("Tour, stop" in m.value for m in at.markdown)
+    at = _open("heatmap", tour="99")
+    assert any("tour=99" in w.value and "1 to 9" in w.value for w in at.warning)
+    assert not at.exception
+
+
+def test_the_tour_page_lists_every_stop_with_its_link():
+    at = _open("tour", lang="zh")
+    assert not at.exception
+    links = _links(at)
+    assert links[0] == ("positional", tour.query_params(1, "zh"))  # Start the tour
+    assert links[1:] == [(stop.path, tour.query_params(k, "zh")) for k, stop in enumerate(tour.STOPS, start=1)]
+    assert len(at.get("code")) == len(tour.STOPS)
