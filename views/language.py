@@ -48,7 +48,7 @@ def switch(container=None) -> str:
     """The sidebar's language switch, bound to ?lang= (a bad value in the link is ignored with a notice)."""
     container = container or st.sidebar
     lang = resolve()
-    chosen = state.choice(_("Language"), NAME, list(LANGUAGES), lang, container=container,
+    chosen = state.choice(_("Language"), "lang", list(LANGUAGES), lang, container=container,
                           widget="segmented_control", format_func=LANGUAGES.get)
     st.session_state[_SESSION] = chosen
     return chosen

@@ -86,9 +86,9 @@ def _readable(text: str, new: bool) -> str:
 # Every ?name= some page reads. A link carries all of them to every page (the text, the layer and head, the
 # model...), so no page says anything about another page's parameters. tests/app checks this list against views/.
 LINK_KEYS = frozenset({
-    "lang", "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm", "positional",
-    "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask", "pad_to",
-    "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
+    "lang", "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm",
+    "positional", "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "scale", "row0", "dim0", "mask",
+    "pad_to", "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
     "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap", "tour",
 })
 _LINK_CHECKED = "_link_checked"

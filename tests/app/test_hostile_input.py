@@ -73,7 +73,8 @@ def open_page(page: Page, **params) -> AppTest:
 
 
 def test_every_page_of_the_registry_is_probed():
-    assert {p.path for p in PAGES} == {spec.path for spec in registry.PAGES}
+    # the tour's page has no control but its links; tests/app/test_tour.py probes ?tour= on every page
+    assert {p.path for p in PAGES} | {"tour"} == {spec.path for spec in registry.PAGES}
     assert {p.path for p in PAGES if p.link.get("model") == "translator" or p.translates} == {
         spec.path for spec in registry.PAGES if spec.translator or spec.path in ("encoder-decoder", "translate")}
 
@@ -261,4 +262,8 @@ def test_every_parameter_a_page_reads_is_a_link_key():
                 else:
                     assert isinstance(name, ast.Constant), f"{source.name}:{call.lineno}: a name not read here"
                     bound.add(name.value)
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "get"
+                    and isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "query_params"
+                    and call.args and isinstance(call.args[0], ast.Constant)):  # read without a widget (?tour=)
+                bound.add(call.args[0].value)
     assert bound == state.LINK_KEYS

@@ -77,3 +77,12 @@ def test_the_tour_page_lists_every_stop_with_its_link():
     assert links[0] == ("positional", tour.query_params(1, "zh"))  # Start the tour
     assert links[1:] == [(stop.path, tour.query_params(k, "zh")) for k, stop in enumerate(tour.STOPS, start=1)]
     assert len(at.get("code")) == len(tour.STOPS)
+
+
+def test_a_hostile_stop_is_one_short_code_span_and_the_page_still_works():
+    at = _open("masks", tour="<img src=x onerror=alert(1)>**bold**" + "9" * 5000)
+    assert not at.exception
+    (warning,) = [w.value for w in at.warning if "tour=" in w.value]
+    assert warning.count("`") == 2 and len(warning) < 200  # one code span, the value cut to 20 characters
+    assert "<img src=x onerr" in warning
+    assert not any("Tour, stop" in m.value for m in at.markdown) and at.get("plotly_chart") or at.get("bidi_component")
