@@ -1,0 +1,56 @@
+"""Lecture mode (?lecture=1, or the sidebar's toggle): each page's main chart first and whole on a 1280x720
+projector, with 20 px ticks; the page's controls in the sidebar.
+
+on() says whether it is on; toggle() draws the switch; style() the page's CSS (a slim header, no caption); controls()
+gives a page the places for its controls: columns above the chart normally, the sidebar in lecture mode;
+figure() makes a chart's figure readable on a projector (viz.lecture).
+"""
+import streamlit as st
+
+from locales import _
+from views import state
+from viz.lecture import for_projector
+
+NAME = "lecture"
+# The viewport of a 1280x720 projector (or 1920x1080 at 150 %) is 720 CSS px tall; above the chart are the app's
+# header band (3.5 rem) and the page's title: a chart of this height ends above the bottom edge.
+CHART_HEIGHT = 540
+_CSS = """<style>
+[data-testid="stMainBlockContainer"] {padding-top: 3.5rem; padding-bottom: 1rem;}
+[data-testid="stMainBlockContainer"] h1 {font-size: 1.75rem; padding: 0 0 0.25rem 0;}
+[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"]:first-of-type {display: none;}
+[data-testid="stSidebar"] {font-size: 1.1rem;}
+</style>"""
+
+
+def on() -> bool:
+    """Lecture mode, as the sidebar's toggle (or the link) set it for this session."""
+    return bool(state.kept(NAME) if NAME not in st.session_state else st.session_state[NAME])
+
+
+def toggle(container=None) -> bool:
+    container = container or st.sidebar
+    return state.toggle(_("Lecture mode"), "lecture", False, container=container,
+                        help=_("For a projector: the main chart first and whole on a 1280×720 screen, large ticks, "
+                               "the page's controls here in the sidebar."))
+
+
+def style() -> None:
+    if on():
+        st.html(_CSS)
+
+
+def controls(spec, **kwargs) -> list:
+    """Places for a row of controls: st.columns(spec) above the chart, or in lecture mode one sidebar place each."""
+    if not on():
+        return list(st.columns(spec, **kwargs))
+    n = spec if isinstance(spec, int) else len(spec)
+    return [st.sidebar.container() for _slot in range(n)]
+
+
+def figure(fig) -> dict | object:
+    """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: for a projector in lecture mode."""
+    if not on():
+        return fig
+    as_dict = fig if isinstance(fig, dict) else fig.to_dict()
+    return for_projector(as_dict, CHART_HEIGHT)

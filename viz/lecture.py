@@ -1,0 +1,75 @@
+"""A figure made for a projector: 20 px ticks and token labels, a height that fits a 1280x720 screen, numbers in the
+cells of a small map, and token labels thinned (and said so) where 20 px labels would not fit.
+
+for_projector() takes plotly's figure as a dict ({"data": [...], "layout": {...}}) and returns a new one: pages
+apply it to every chart in lecture mode (views/lecture.py), whatever builder made it.
+"""
+import copy
+import math
+
+from locales import _
+
+TICK_PX = 20  # ticks, token labels, legend, colour bar
+TITLE_PX = 22
+CELL_TEXT_TOKENS = 16  # a map of at most this many tokens a side gets its probabilities written in its cells
+LINE_PX = 1.25 * TICK_PX  # what one label needs across its axis, upright
+
+
+def _font(existing: dict | None, size: int) -> dict:
+    return {**(existing or {}), "size": max(size, (existing or {}).get("size") or 0)}
+
+
+def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
+    """Label every k-th category of a category axis when all would overlap, and say so in the axis title."""
+    n = len(labels)
+    if n == 0 or n * LINE_PX <= room_px:
+        return
+    k = math.ceil(n * LINE_PX / max(room_px, LINE_PX))
+    axis["tickmode"] = "array"
+    axis["tickvals"] = labels[::k]
+    axis["ticktext"] = labels[::k]
+    if name_axis:
+        title = axis.get("title")
+        text = title.get("text", "") if isinstance(title, dict) else (title or "")
+        note = _("{n} tokens, one label in {k}").format(k=k, n=n)
+        axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
+
+
+def for_projector(figure: dict, height: int) -> dict:
+    """figure, readable on a projector: fonts at least TICK_PX, `height` px tall, small maps' cells numbered."""
+    figure = copy.copy(figure)
+    layout = copy.deepcopy(figure.get("layout", {}))
+    data = [dict(trace) for trace in figure.get("data", [])]
+    layout["font"] = _font(layout.get("font"), TICK_PX)
+    title = layout.get("title")
+    if isinstance(title, dict):
+        layout["title"] = {**title, "font": _font(title.get("font"), TITLE_PX)}
+    layout["height"] = height
+    layout["hoverlabel"] = {**layout.get("hoverlabel", {}), "font": _font(layout.get("hoverlabel", {}).get("font"),
+                                                                           TICK_PX)}
+    layout["legend"] = {**layout.get("legend", {}), "font": _font(layout.get("legend", {}).get("font"), TICK_PX)}
+    for key in sorted({"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}):
+        axis = dict(layout.get(key) or {})
+        axis["tickfont"] = _font(axis.get("tickfont"), TICK_PX)
+        axis["automargin"] = True
+        if isinstance(axis.get("title"), dict):
+            axis["title"] = {**axis["title"], "font": _font(axis["title"].get("font"), TICK_PX)}
+        layout[key] = axis
+    for annotation in layout.get("annotations", []):
+        annotation["font"] = _font(annotation.get("font"), TICK_PX)
+    for trace in data:
+        if "colorbar" in trace:
+            bar = dict(trace["colorbar"])
+            bar["tickfont"] = _font(bar.get("tickfont"), TICK_PX)
+            trace["colorbar"] = bar
+        if trace.get("type") == "heatmap" and isinstance(trace.get("x"), list | tuple):
+            x, y = list(trace.get("x") or []), list(trace.get("y") or [])
+            if x and y and max(len(x), len(y)) <= CELL_TEXT_TOKENS and "texttemplate" not in trace:
+                trace["texttemplate"] = "%{z:.2f}"
+                trace["textfont"] = {"size": 16}
+            plot_px = height - 160  # the rest is the title, the key labels above and the margins
+            _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
+            _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
+    figure["layout"] = layout
+    figure["data"] = data
+    return figure
