@@ -103,7 +103,7 @@ def stop_here(path: str) -> int | None:
 def _nav(k: int, lang: str, container) -> None:
     from views.frame import link_to
 
-    left, middle, right = container.columns([1, 2, 1])
+    left, middle, right = container.columns(3)
     if k > 1:
         left.page_link(link_to(STOPS[k - 2].path), label=_("Previous: {title}").format(title=_(STOPS[k - 2].title)),
                        icon=":material/arrow_back:", query_params=query_params(k - 1, lang))

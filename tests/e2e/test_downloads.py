@@ -65,7 +65,9 @@ SOURCES = {s.name: s for s in (
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
 TRANSLATOR_PAGES = [spec.path for spec in PAGES if spec.translator] + ["encoder-decoder"]
 ONLY_TRANSLATOR = ["translate"]  # pages of the trained translator alone: no model to pick
-RANDOM_PAGES = [spec.path for spec in PAGES if MODEL not in spec.needs and spec.path not in ONLY_TRANSLATOR]
+NO_MODEL = ["tour"]  # links to the other pages: nothing to download
+RANDOM_PAGES = [spec.path for spec in PAGES
+                if MODEL not in spec.needs and spec.path not in ONLY_TRANSLATOR + NO_MODEL]
 CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s != "translator" or p in TRANSLATOR_PAGES]
          + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")]
          + [pytest.param(p, "translator", id=f"{p}-translator") for p in ["encoder-decoder", *ONLY_TRANSLATOR]])

@@ -1,0 +1,35 @@
+"""The tour in the real browser, in Chinese: from the tour's page to the first stop, then Next through every stop,
+each page opening in its preset state with its chart, no error, the link of each stop in the address bar."""
+import re
+
+from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
+from views import registry, tour
+
+
+def test_walk_the_tour_in_chinese_with_next(page, server, shoot):
+    page.goto(f"{server}/tour?lang=zh")
+    page.get_by_role("link", name=re.compile("开始导览")).click()
+    for k, stop in enumerate(tour.STOPS, start=1):
+        at = "" if registry.by_path(stop.path).default else stop.path  # the default page is served at /
+        page.wait_for_url(re.compile(f"/{at}\\?.*tour={k}"), timeout=TIMEOUT)
+        page.get_by_text(re.compile(f"第 {k} 站（共 {len(tour.STOPS)} 站）")).wait_for(timeout=TIMEOUT)
+        page.wait_for_selector(CHART, timeout=TIMEOUT)
+        page.wait_for_timeout(300)
+        for name, value in stop.params.items():
+            if name not in ("text", "src"):
+                assert f"{name}={value}" in page.url, (name, page.url)
+        assert "lang=zh" in page.url
+        assert_no_error(page)
+        if k == 2:
+            shoot(page, "tour-stop-2-zh")
+        if k < len(tour.STOPS):
+            page.get_by_role("link", name=re.compile("下一站")).click()
+
+
+def test_a_stops_link_for_a_slide_opens_the_stop(page, server):
+    """The link a lecturer copies (views.tour.link, /heatmap?...) opens the stop, also for the default page."""
+    page.goto(server + tour.link(2, "zh"))
+    page.get_by_text(re.compile("第 2 站")).wait_for(timeout=TIMEOUT)
+    page.wait_for_selector(CHART, timeout=TIMEOUT)
+    assert "layer=3" in page.url and "head=1" in page.url
+    assert_no_error(page)
