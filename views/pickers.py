@@ -62,9 +62,7 @@ def _picker(container, offered, default: str, labels: dict, random_key: str, set
         return Choice(key)
     if settings:
         container.subheader(_(settings))
-    choice = Choice(key, random_config(container))
-    file_names.set_model(key, choice.random)
-    return choice
+    return Choice(key, random_config(container))
 
 
 def shown(label: str) -> str:
@@ -119,7 +117,7 @@ def chart_config(key: str | None = None, **shown) -> dict:
 
 def random_config(container=None):
     """Sliders for the random model; only divisors of d_model are offered as head counts."""
-    from model.sources import RandomConfig
+    from model.sources import RANDOM_KEY, RandomConfig
 
     c = container or st.sidebar
     d_model = state.choice("d_model", "d_model", D_MODELS, 128, container=c)
@@ -135,7 +133,9 @@ def random_config(container=None):
     positional = state.choice(_("Positions"), "positional", ("sinusoidal", "learned"), "sinusoidal", container=c,
                               widget="radio", horizontal=True, format_func=shown_as(POSITIONS))
     seed = state.int_slider(_("Seed"), "seed", 0, 99, 0, container=c)
-    return RandomConfig(d_model, heads, layers, d_ff, activation, norm == "pre-LN", positional, seed)
+    config = RandomConfig(d_model, heads, layers, d_ff, activation, norm == "pre-LN", positional, seed)
+    file_names.set_model(RANDOM_KEY, config)  # the page's files name the random model (the architecture page's too)
+    return config
 
 
 def sentence(label: str | None = None, name: str = "text", default: str = DEFAULT_TEXT) -> str:
