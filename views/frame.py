@@ -78,7 +78,9 @@ def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
     offered = {s.key: s for s in sources()}
     if choice is None or offered.get(choice.key) is None or offered[choice.key].kind == TRANSLATOR:
         return
-    special = loaded_model(choice).facts.special_tokens
+    special = run.special_tokens
+    if special is None:
+        return
     named = [t[0] for t in (special.pad, special.unk, special.cls, special.sep, special.mask) if t]
     translator = any(s.kind == TRANSLATOR and s.available for s in offered.values())
     reading.show(run.tokens, special.unk[0] if special.unk else None, set(named), text, translator)

@@ -54,9 +54,9 @@ def show(tokens, unk: str | None, specials, text: str, translator: bool) -> bool
 
 def _notice(tokens, unk, unknown: int, total: int) -> str:
     shown = " ".join(code(t) for t in tokens[:SHOWN_TOKENS])
-    if len(tokens) > SHOWN_TOKENS:
-        shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", len(tokens) - SHOWN_TOKENS).format(
-            tokens=shown, n=len(tokens) - SHOWN_TOKENS)
+    more = len(tokens) - SHOWN_TOKENS
+    if more > 0:
+        shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", more).format(tokens=shown, n=more)
     lines = [_("The model reads this text in pieces it was not trained on. The tokens as it sees them: "
                "{tokens}").format(tokens=shown)]
     if unknown:

@@ -43,6 +43,7 @@ class Run:
     hidden: object  # torch.Tensor (layers, T, E): each layer's input
     mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
     unknown: tuple[str, ...] = ()  # characters of the text the model has never seen (the translator names them)
+    special_tokens: object = None  # model.facts.SpecialTokens of the model's tokenizer ([UNK], [CLS]...)
 
     @property
     def num_layers(self) -> int:
@@ -163,7 +164,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
     attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
-               encoded.total_tokens, attentions, hidden, additive, encoded.unknown)
+               encoded.total_tokens, attentions, hidden, additive, encoded.unknown, loaded.facts.special_tokens)
 
 
 _HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)
@@ -194,9 +195,9 @@ def unknown_notice(unknown, what: str, limit: int = 20) -> str:
     from views.markdown import code
 
     shown = " ".join(code(t) for t in unknown[:limit])
-    if len(unknown) > limit:
-        shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", len(unknown) - limit).format(
-            tokens=shown, n=len(unknown) - limit)
+    more = len(unknown) - limit
+    if more > 0:
+        shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", more).format(tokens=shown, n=more)
     if what == "word":
         message = ngettext("The translator has never seen this word: {tokens}. It reads it as {unk} (unknown), and "
                            "still answers.", "The translator has never seen these words: {tokens}. It reads each as "

@@ -106,9 +106,9 @@ def check_link() -> None:
     unknown = [name for name in st.query_params if name not in LINK_KEYS]
     if unknown:
         names = ", ".join(code(_cut(name)) for name in unknown[:5])
-        if len(unknown) > 5:
-            names = ngettext("{names} and {n} more", "{names} and {n} more", len(unknown) - 5).format(
-                names=names, n=len(unknown) - 5)
+        more = len(unknown) - 5
+        if more > 0:
+            names = ngettext("{names} and {n} more", "{names} and {n} more", more).format(names=names, n=more)
         notice(ngettext("Ignored {names} in the link: no page of this app reads it.",
                         "Ignored {names} in the link: no page of this app reads them.", len(unknown)).format(
             names=names))
