@@ -11,11 +11,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from locales import N_
+
 from . import checkpoint
 from .checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
 from .facts import BERT, ModelFacts
 from .layers import EncoderLayer
 from .masks import hf_padding_mask
+from .messages import Later
 from .positional import LearnedPositionalEmbedding
 from .recording import TokenEncoder
 from .trace import EmbeddingTrace
@@ -50,13 +53,14 @@ class BertConfig:
     def from_dict(cls, raw: dict, source: str = CONFIG) -> "BertConfig":
         model_type = raw.get("model_type")
         if model_type != "bert":
-            raise CheckpointError(f"{source} describes a {model_type!r} model, not BERT (model_type must be 'bert')")
+            raise CheckpointError(Later(N_("{file} describes a {type} model, not BERT (model_type must be 'bert')"),
+                                        file=source, type=repr(model_type)))
         if raw.get("position_embedding_type", "absolute") != "absolute":
-            raise CheckpointError(f"{source}: position_embedding_type {raw['position_embedding_type']!r} "
-                                  "is not supported (only 'absolute')")
+            raise CheckpointError(Later(N_("{file}: position_embedding_type {value} is not supported (only "
+                                           "'absolute')"), file=source, value=repr(raw["position_embedding_type"])))
         if raw.get("hidden_act", "gelu") not in ACTIVATIONS:
-            raise CheckpointError(f"{source}: hidden_act {raw['hidden_act']!r} is not supported "
-                                  f"(one of {sorted(ACTIVATIONS)})")
+            raise CheckpointError(Later(N_("{file}: hidden_act {value} is not supported (one of {allowed})"),
+                                        file=source, value=repr(raw["hidden_act"]), allowed=str(sorted(ACTIVATIONS))))
         names = {f.name for f in dataclasses.fields(cls)}
         try:
             config = cls(**{k: v for k, v in raw.items() if k in names})
@@ -65,10 +69,12 @@ class BertConfig:
         for name in LIMITS:  # sizes: never a ZeroDivision/TypeError later
             value = getattr(config, name)
             if type(value) is not int or value < 1:
-                raise CheckpointError(f"{source}: {name} must be a positive integer, got {value!r}")
+                raise CheckpointError(Later(N_("{file}: {name} must be a positive integer, got {value}"),
+                                            file=source, name=name, value=repr(value)))
         if config.hidden_size % config.num_attention_heads:
-            raise CheckpointError(f"{source}: hidden_size {config.hidden_size} is not divisible by "
-                                  f"num_attention_heads {config.num_attention_heads}")
+            raise CheckpointError(Later(N_("{file}: hidden_size {size} is not divisible by num_attention_heads "
+                                           "{heads}"), file=source, size=config.hidden_size,
+                                        heads=config.num_attention_heads))
         too_big = [f"{name} is {getattr(config, name)}, above this server's limit of {limit}"
                    for name, limit in LIMITS.items() if getattr(config, name) > limit]
         if config.float32_bytes > checkpoint.MAX_MODEL_BYTES:
@@ -215,8 +221,9 @@ class BertModel(TokenEncoder):
                 state["mlm_head.decoder.weight"] = state["embeddings.word_embeddings.weight"]
             model.load_state_dict({k: state[k] for k in model.state_dict()}, strict=True)
         except (RuntimeError, MemoryError) as e:  # never torch's own text ("DefaultCPUAllocator: ...")
-            raise CheckpointError(checkpoint.NOT_ENOUGH_MEMORY if out_of_memory(e) else "its weights do not match "
-                                  f"its config ({type(e).__name__} while reading them)") from None
+            raise CheckpointError(checkpoint.NOT_ENOUGH_MEMORY if out_of_memory(e) else Later(
+                N_("its weights do not match its config ({error} while reading them)"),
+                error=type(e).__name__)) from None
         head = model.mlm_head
         if head is not None and torch.equal(head.decoder.weight, model.embeddings.word_embeddings.weight):
             head.decoder.weight = model.embeddings.word_embeddings.weight  # tied, as trained: one copy in memory
@@ -246,8 +253,10 @@ def check_shapes(config: BertConfig, state: dict) -> tuple[bool, bool]:
         if got is None and name == "mlm_head.decoder.weight":  # absent: tied to the word embeddings
             got = state.get("embeddings.word_embeddings.weight")
         if got is None:
-            raise CheckpointError(f"the checkpoint has no tensor for {hf_name(name)!r}")
+            raise CheckpointError(Later(N_("the checkpoint has no tensor for {name}"), name=repr(hf_name(name))))
         shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
         if shape != expected:
-            raise CheckpointError(f"tensor {hf_name(name)!r} has shape {shape}, but {CONFIG} implies {expected}")
+            raise CheckpointError(Later(N_("tensor {name} has shape {shape}, but {file} implies {expected}"),
+                                        name=repr(hf_name(name)), shape=str(shape), file=CONFIG,
+                                        expected=str(expected)))
     return pooler, mlm_head

@@ -17,6 +17,10 @@ from pickle import UnpicklingError
 import torch
 from torch import Tensor
 
+from locales import N_
+
+from .messages import Later
+
 SAFETENSORS, PICKLE, CONFIG = "model.safetensors", "pytorch_model.bin", "config.json"
 MAX_MODEL_BYTES = 2 * 10**9  # what this server loads at most: the model as float32, and the weights file
 MAX_PICKLE_BYTES = 1 << 20  # a state dict's pickle (no tensor data): ~20 KB for MiniLM, ~60 KB for BERT-large
@@ -42,25 +46,26 @@ def out_of_memory(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and ("allocate memory" in text or "not enough memory" in text)
 
 
-NOT_ENOUGH_MEMORY = "not enough memory: the server cannot hold this model now"
+NOT_ENOUGH_MEMORY = Later(N_("not enough memory: the server cannot hold this model now"))
 
 
 def read_raw_config(directory: Path) -> dict:
     if not directory.is_dir():
-        raise CheckpointError("it does not exist or is not a directory")
+        raise CheckpointError(Later(N_("it does not exist or is not a directory")))
     path = directory / CONFIG
     if not path.is_file():
-        raise CheckpointError(f"the directory has no {CONFIG}")
+        raise CheckpointError(Later(N_("the directory has no {file}"), file=CONFIG))
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise CheckpointError(f"{CONFIG} is {path.stat().st_size // 1024} KB: too big to be a model's config")
+            raise CheckpointError(Later(N_("{file} is {kb} KB: too big to be a model's config"), file=CONFIG,
+                                        kb=path.stat().st_size // 1024))
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
-        raise CheckpointError(f"{CONFIG} could not be read: {e.strerror}") from None
+        raise CheckpointError(Later(N_("{file} could not be read: {reason}"), file=CONFIG, reason=e.strerror)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:  # their text holds a position, never the path
-        raise CheckpointError(f"{CONFIG} is not valid JSON: {e}") from None
+        raise CheckpointError(Later(N_("{file} is not valid JSON: {reason}"), file=CONFIG, reason=str(e))) from None
     if not isinstance(raw, dict):
-        raise CheckpointError(f"{CONFIG} does not hold a JSON object")
+        raise CheckpointError(Later(N_("{file} does not hold a JSON object"), file=CONFIG))
     return raw
 
 
@@ -71,10 +76,11 @@ def weights_file(directory: Path) -> Path:
         if path.is_file():
             size = path.stat().st_size
             if size > MAX_MODEL_BYTES:
-                raise CheckpointError(f"{name} holds {size_text(size)}; this server loads at most "
-                                      f"{size_text(MAX_MODEL_BYTES)}")
+                raise CheckpointError(Later(N_("{file} holds {size}; this server loads at most {most}"), file=name,
+                                            size=size_text(size), most=size_text(MAX_MODEL_BYTES)))
             return path
-    raise CheckpointError(f"the directory has no weights: expected {SAFETENSORS} or {PICKLE}")
+    raise CheckpointError(Later(N_("the directory has no weights: expected {first} or {second}"),
+                                first=SAFETENSORS, second=PICKLE))
 
 
 def weight_shapes(directory: Path) -> dict[str, tuple[int, ...]]:
@@ -91,8 +97,8 @@ def weight_shapes(directory: Path) -> dict[str, tuple[int, ...]]:
     state = _unpickle(path, map_location="meta", mmap=True)
     total = sum(t.numel() * t.element_size() for t in state.values())
     if total > MAX_MODEL_BYTES:  # a zip record may be compressed: the file's size does not bound its tensors
-        raise CheckpointError(f"{PICKLE} describes {size_text(total)} of tensors; this server loads at most "
-                              f"{size_text(MAX_MODEL_BYTES)}")
+        raise CheckpointError(Later(N_("{file} describes {size} of tensors; this server loads at most {most}"),
+                                    file=PICKLE, size=size_text(total), most=size_text(MAX_MODEL_BYTES)))
     return {name: tuple(t.shape) for name, t in state.items()}
 
 
@@ -117,13 +123,14 @@ def _unpickle(path: Path, map_location: str, mmap: bool) -> dict[str, Tensor]:
         state = torch.load(path, map_location=map_location, mmap=mmap, weights_only=True)
     except UnpicklingError as e:
         if "weights only load failed" in str(e).lower():
-            raise CheckpointError(f"{PICKLE} is not a safe checkpoint: it asks to run code or holds objects other "
-                                  "than tensors (refused without running anything; save it as model.safetensors)") from None
+            raise CheckpointError(Later(N_("{file} is not a safe checkpoint: it asks to run code or holds objects "
+                                           "other than tensors (refused without running anything; save it as "
+                                           "model.safetensors)"), file=PICKLE)) from None
         raise _unreadable(path, e) from None
     except Exception as e:  # noqa: BLE001 - torch.load of a crafted file may raise anything (KeyError, ...)
         raise _unreadable(path, e) from None
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, Tensor) for k, v in state.items()):
-        raise CheckpointError(f"{PICKLE} does not hold a state dict (names and tensors)")
+        raise CheckpointError(Later(N_("{file} does not hold a state dict (names and tensors)"), file=PICKLE))
     return state
 
 
@@ -136,27 +143,31 @@ def _check_pickle_size(path: Path):
     except OSError as e:
         raise _unreadable(path, e) from None
     if magic[:1] == b"\x80":  # a bare pickle stream
-        raise CheckpointError(f"{PICKLE} is in torch's legacy format (torch < 1.6), which cannot be checked "
-                              "before it is read; save it again with torch.save, or as model.safetensors")
+        raise CheckpointError(Later(N_("{file} is in torch's legacy format (torch < 1.6), which cannot be checked "
+                                       "before it is read; save it again with torch.save, or as model.safetensors"),
+                                    file=PICKLE))
     try:
         with zipfile.ZipFile(path) as archive:
             sizes = [i.file_size for i in archive.infolist() if i.filename.endswith("/data.pkl")]
     except (zipfile.BadZipFile, OSError) as e:
         raise _unreadable(path, e) from None
     if len(sizes) != 1:
-        raise CheckpointError(f"{PICKLE} is a zip archive but not a torch checkpoint")
+        raise CheckpointError(Later(N_("{file} is a zip archive but not a torch checkpoint"), file=PICKLE))
     if sizes[0] > MAX_PICKLE_BYTES:
-        raise CheckpointError(f"{PICKLE} holds {sizes[0] // 1024} KB of pickled objects besides its tensors; a "
-                              f"state dict needs far less (at most {MAX_PICKLE_BYTES // 1024} KB here)")
+        raise CheckpointError(Later(N_("{file} holds {kb} KB of pickled objects besides its tensors; a state dict "
+                                       "needs far less (at most {most} KB here)"), file=PICKLE, kb=sizes[0] // 1024,
+                                    most=MAX_PICKLE_BYTES // 1024))
 
 
 def _unreadable(path: Path, error: BaseException) -> CheckpointError:
     """The plain message for a weights file that failed to read: memory, or damage; never a path nor raw text
     that may hold one (an OSError's text names its file; torch's and safetensors' do not)."""
     if out_of_memory(error):
-        return CheckpointError(f"{path.name} could not be read: {NOT_ENOUGH_MEMORY}")
+        return CheckpointError(Later(N_("{file} could not be read: {reason}"), file=path.name,
+                                     reason=NOT_ENOUGH_MEMORY))
     detail = error.strerror if isinstance(error, OSError) else str(error).replace(str(path), path.name)
-    return CheckpointError(f"{path.name} could not be read (truncated or corrupt?): {detail}")
+    return CheckpointError(Later(N_("{file} could not be read (truncated or corrupt?): {reason}"), file=path.name,
+                                 reason=detail))
 
 
 _LAYER_NAMES = {  # Hugging Face name inside encoder.layer.{i} -> ours inside encoder.layers.{i}
@@ -229,7 +240,7 @@ def convert_hf_state_dict(hf: dict[str, Tensor]) -> dict[str, Tensor]:
 def _check_packable(names: tuple[str, ...], shapes: list[tuple[int, ...]]):
     """Query, key and value stack along their first dimension only if they have one and the same shape."""
     if not shapes[0]:
-        raise CheckpointError(f"tensor {names[0]!r} is a scalar, not a weight")
+        raise CheckpointError(Later(N_("tensor {name} is a scalar, not a weight"), name=repr(names[0])))
     for name, shape in zip(names[1:], shapes[1:]):
         if shape != shapes[0]:  # torch.cat would fail with a message of its own
             raise CheckpointError(f"tensor {name!r} has shape {shape}, but {names[0]!r} has {shapes[0]}")

@@ -5,8 +5,11 @@ import functools
 import os
 from pathlib import Path
 
+from locales import N_
+
 from .bert import CheckpointError, check_checkpoint
 from .checkpoint import CONFIG, PICKLE, SAFETENSORS
+from .messages import Later
 
 ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
@@ -35,12 +38,14 @@ def _checked(path: Path, files_state: tuple) -> tuple[bool, str]:
     try:
         config = check_checkpoint(path)
     except CheckpointError as e:
-        return False, scrub(str(e), path)
+        return False, scrubbed(e, path)
     except OSError as e:  # a directory the server may not read: one source unavailable, not the whole list broken
-        return False, f"it could not be read: {e.strerror}"
+        return False, Later(N_("it could not be read: {reason}"), reason=e.strerror)
     if not any((path / f).is_file() for f in TOKENIZER_FILES):
-        return False, f"it has no tokenizer ({' or '.join(TOKENIZER_FILES)})"
-    return True, f"{config.num_hidden_layers} layers, {config.num_attention_heads} heads"
+        return False, Later(N_("it has no tokenizer ({first} or {second})"),
+            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1])
+    return True, Later(N_("{layers} layers, {heads} heads"), layers=config.num_hidden_layers,
+                       heads=config.num_attention_heads)
 
 
 def scrub(text: str, *paths: Path) -> str:
@@ -51,6 +56,15 @@ def scrub(text: str, *paths: Path) -> str:
             if len(form) > 1:
                 text = text.replace(form, path.name or "the directory")
     return text
+
+
+def scrubbed(e: Exception, *paths: Path) -> str:
+    """An error's message with paths scrubbed (scrub()); a message of ours (model.messages.Later) that names none
+    stays one, translated where it is shown."""
+    message = e.args[0] if len(e.args) == 1 else None
+    if isinstance(message, Later) and scrub(str.__str__(message), *paths) == str.__str__(message):
+        return message
+    return scrub(str(e), *paths)
 
 
 def hf_cache_dir(environ=os.environ) -> Path:
@@ -94,10 +108,10 @@ def operator_dirs(environ, taken: set[str]) -> list[tuple[str, str, Path]]:
     found = []
     for path in _operator_paths(environ):
         name = path.name or path.resolve().name or "root"
-        key, label, copy = f"dir:{name}", f"{name} (server directory)", 1
+        key, label, copy = f"dir:{name}", Later(N_("{name} (server directory)"), name=name), 1
         while key in taken:
             copy += 1
-            key, label = f"dir:{name}-{copy}", f"{name} #{copy} (server directory)"
+            key, label = f"dir:{name}-{copy}", Later(N_("{name} #{copy} (server directory)"), name=name, copy=copy)
         taken.add(key)
         found.append((key, label, path))
     return found

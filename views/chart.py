@@ -135,9 +135,9 @@ def received(payload: bytes) -> tuple[dict, dict]:
     header = unpacked(payload)
     figure = _as_drawn(header["figure"])
     if "heads" in header:
-        from views.head_chart import chosen_figure
+        from views.head_chart import chosen_config, chosen_figure
 
-        figure = chosen_figure(figure, header["heads"])
+        return chosen_figure(figure, header["heads"]), chosen_config(header["config"], header["heads"])
     return figure, header["config"]
 
 
@@ -161,7 +161,7 @@ def show_chart(figure, key: str, config: dict | None = None, container=None) -> 
     """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
     SVG download); default chart_config()."""
-    show_payload(pack(figure.to_dict(), chart_config() if config is None else config), key, container)
+    show_payload(pack(figure.to_dict(), chart_config(key) if config is None else config), key, container)
 
 
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:

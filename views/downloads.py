@@ -20,10 +20,13 @@ from collections.abc import Callable
 import numpy as np
 import streamlit as st
 
+from locales import _
+from views import file_names
 from views.runs import Run, RunTrace
 
 STARTS_WITHIN = 5.0  # s: the browser asks for the file as it sends the click; past this it is not coming
 BUILDS_WITHIN = 300.0  # s: the longest the rerun waits for the file (the whole trace of a long text and big model)
+BOM = "\ufeff"  # the UTF-8 byte order mark, as a character: its bytes EF BB BF start every CSV
 _FAILED = "_download_failed"  # session state: {file name: message} of the download that just failed
 
 
@@ -44,8 +47,8 @@ class LazyFile:
             return self._build()
         except Exception as e:
             # The type only: the message may name server paths. Streamlit logs the traceback.
-            self.failure = (f"{self.file_name} could not be made ({type(e).__name__}), so nothing was downloaded. "
-                            "The server's log has the details.")
+            self.failure = _("{file} could not be made ({error}), so nothing was downloaded. The server's log has "
+                             "the details.").format(file=self.file_name, error=type(e).__name__)
             raise
         finally:
             self._clicked.wait(STARTS_WITHIN)  # the click's rerun has begun: its start no longer drops the answer
@@ -61,8 +64,10 @@ class LazyFile:
 
 def button(label: str, build: Callable[[], bytes], file_name: str, mime: str, container=None) -> None:
     """st.download_button of build() (called on click, not on every run), and below it, after a click whose
-    file could not be built, the reason."""
+    file could not be built, the reason. file_name: what the file is ("attention_layer2_head5.csv"); the page and
+    the model go in front of it (views.file_names)."""
     container = container or st
+    file_name = file_names.given(file_name)
     file = LazyFile(build, file_name)
     container.download_button(label, file, file_name=file_name, mime=mime, on_click=file.after_click)
     failure = st.session_state.get(_FAILED, {}).pop(file_name, None)
@@ -71,10 +76,12 @@ def button(label: str, build: Callable[[], bytes], file_name: str, mime: str, co
 
 
 def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
-    """One head's (L, S) probabilities as CSV: a header row of keys, one row per query."""
+    """One head's (L, S) probabilities as CSV: a header row of keys, one row per query. UTF-8 with a byte order mark
+    in front: without it Excel reads the file in the computer's own code page and Chinese tokens come out garbled."""
     key_tokens = tokens if key_tokens is None else key_tokens
     buf = io.StringIO()
-    header = ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(key_tokens)]
+    buf.write(BOM)
+    header = [_("query \\ key")] + [f"{j}:{t}" for j, t in enumerate(key_tokens)]
     buf.write(",".join(_csv_cell(h) for h in header) + "\n")
     for i, row in enumerate(probs):
         buf.write(_csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")

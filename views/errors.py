@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from locales import _
 from views import state
 from views.cache import OverBudget
 
@@ -12,7 +13,7 @@ _log = logging.getLogger(__name__)
 
 def or_stop(what: str, fn: Callable, *args):
     """fn(*args), or a plain message on the page and the page stopped: never a traceback, a server path or an
-    allocator's error in front of a student."""
+    allocator's error in front of a student. what: what failed, in the session's language (_("The model"))."""
     try:
         return fn(*args)
     except Exception as e:  # noqa: BLE001 - every failure becomes a message; the unexpected ones are logged
@@ -26,11 +27,13 @@ def failure(what: str, e: Exception) -> str:
     from model.sources import ConfigError
 
     if isinstance(e, OverBudget):
-        return (f"{what} was not run, to keep the server up for everyone: {e}. Pick a smaller model "
-                "(fewer layers or heads, a smaller d_model or d_ff) or a shorter text.")
+        return _("{what} was not run, to keep the server up for everyone: {reason}. Pick a smaller model (fewer "
+                 "layers or heads, a smaller d_model or d_ff) or a shorter text.").format(what=what, reason=str(e))
     if isinstance(e, (CheckpointError, ConfigError)):
-        return f"{what} could not run: {e}"
+        return _("{what} could not run: {reason}").format(what=what, reason=str(e))  # str(): in this language
     if isinstance(e, MemoryError) or "alloc" in str(e).lower():
-        return f"{what} could not run: the server ran out of memory for it. Try a smaller model or a shorter text."
+        return _("{what} could not run: the server ran out of memory for it. Try a smaller model or a shorter "
+                 "text.").format(what=what)
     _log.exception("%s could not run", what)
-    return f"{what} could not run: an unexpected error ({type(e).__name__}); the server's log has the details."
+    return _("{what} could not run: an unexpected error ({error}); the server's log has the details.").format(
+        what=what, error=type(e).__name__)

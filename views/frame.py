@@ -13,9 +13,9 @@ import streamlit as st
 
 import locales
 from locales import _
-from views import pickers, runs, state, tour
+from views import file_names, pickers, reading, runs, state, tour
 from views.errors import or_stop
-from views.models import Choice, loaded_model
+from views.models import Choice, loaded_model, sources
 from views.registry import MODEL, RUN, TEXT, PageSpec, by_path
 
 
@@ -46,6 +46,7 @@ def link_to(path: str):
 def render(spec: PageSpec) -> None:
     """Draw the page `spec` (st.Page calls this, one page per registry entry)."""
     module = importlib.import_module(spec.module)
+    file_names.set_page(spec.path)
     st.title(_(spec.title))
     st.caption(_(spec.caption))
     tour.banner(spec.path, locales.current())
@@ -63,6 +64,25 @@ def render(spec: PageSpec) -> None:
 @state.fragment
 def _below_the_sidebar(spec: PageSpec, view, choice: Choice | None) -> None:
     """The text box, the pass and the page: typing or moving a slider reruns only this part (not the sidebar)."""
+    file_names.begin_run()
     text = pickers.sentence(**pickers.text_box(choice))
     run = runs.run(choice, text) if RUN in spec.needs else None
+    if run is not None:
+        _how_the_model_read(choice, text, run)
     view(Page(spec, choice, text, run))
+
+
+def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
+    """Below the text box: the tokens, when the model read the text in [UNK]s or letters (views/reading.py). The
+    translator says which characters it has never seen itself (views.runs)."""
+    from model.sources import TRANSLATOR
+
+    offered = {s.key: s for s in sources()}
+    if choice is None or offered.get(choice.key) is None or offered[choice.key].kind == TRANSLATOR:
+        return
+    special = run.special_tokens
+    if special is None:
+        return
+    named = [t[0] for t in (special.pad, special.unk, special.cls, special.sep, special.mask) if t]
+    translator = any(s.kind == TRANSLATOR and s.available for s in offered.values())
+    reading.show(run.tokens, special.unk[0] if special.unk else None, set(named), text, translator)

@@ -23,6 +23,7 @@ import numpy as np
 import streamlit as st
 from _plotly_utils.utils import to_typed_array_spec
 
+from locales import N_, _
 from views import state
 from views.chart import element_key, pack, show_payload
 from views.pickers import chart_config
@@ -31,7 +32,8 @@ from viz import wire
 # All the maps of a run together, on the wire, at most: MiniLM (6 x 12 heads) up to 45 tokens, the default sentence
 # (16 tokens) in 37 KB. Past it, each move goes through the server (a 512-token page stays under 1 MB).
 PRELOAD_BYTES = 300_000
-LABELS = {"layer": "Layer", "head": "Head"}  # the sliders' labels; their values are ?layer= and ?head= of the link
+LABELS = {"layer": N_("Layer"), "head": N_("Head")}  # the sliders' labels; their values: ?layer= and ?head=
+GROUP = N_("Which map")  # what a screen reader says of the two sliders together
 _SENT = "_head_chart_sent_"  # session: (digest, selection) of the payload last sent to a chart, by key
 _APPLIED = "_head_chart_applied_"  # session: the selection of a chart's sliders last applied, by key
 
@@ -94,9 +96,11 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
     trace = next(i for i, t in enumerate(fig["data"]) if t.get("type") == "heatmap")
     del fig["data"][trace]["z"]  # the sliders' map goes in its place, in the browser
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), "text": title}
-    sliders = {"stack": wire.units_array(maps), "trace": trace, "title": title, "labels": LABELS,
-               "head_max": heads - 1, "head_disabled": maps.shape[1] == 1 and heads > 1}
-    config = chart_config()
+    mean = maps.shape[1] == 1 and heads > 1
+    config = chart_config(key, layer="{layer}", **({"mean": True} if mean else {"head": "{head}"}))
+    sliders = {"stack": wire.units_array(maps), "trace": trace, "title": title,
+               "labels": {name: _(label) for name, label in LABELS.items()}, "group": _(GROUP),
+               "head_max": heads - 1, "head_disabled": mean}
 
     def payload(layer_head: tuple[int, int]) -> bytes:
         return pack(fig, config, {**sliders, "layer": layer_head[0], "head": layer_head[1]})
@@ -116,6 +120,15 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
 
 def _digest(payload: bytes) -> bytes:
     return hashlib.blake2b(payload, digest_size=16).digest()
+
+
+def chosen_config(config: dict, sliders: dict) -> dict:
+    """The config a chart with its own sliders draws with (as heads.js): the camera's file name of the selection."""
+    image = config.get("toImageButtonOptions", {})
+    if "filename" not in image:
+        return config
+    filename = image["filename"].replace("{layer}", str(sliders["layer"])).replace("{head}", str(sliders["head"]))
+    return {**config, "toImageButtonOptions": {**image, "filename": filename}}
 
 
 def chosen_figure(figure: dict, sliders: dict) -> dict:

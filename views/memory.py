@@ -4,6 +4,7 @@ from collections import Counter
 
 import streamlit as st
 
+from locales import _
 from views.cache import BoundedCache
 from views.errors import or_stop
 
@@ -18,11 +19,11 @@ COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" 
 _COMPUTED_LOCK = threading.Lock()
 
 
-def cached(key, compute, what: str = "The model", kind: str = "forward"):
+def cached(key, compute, what: str | None = None, kind: str = "forward"):
     """compute() once per key in the process's budget, then shared by every session.
 
     Errors (a missing package, an unreadable checkpoint, a bad config, a model too big for the server) stop the
-    page with a message.
+    page with a message that says `what` failed (in the session's language; default "The model").
     """
     def counted():
         result = compute()  # a long pass shows its spinner (on_model_thread)
@@ -30,4 +31,4 @@ def cached(key, compute, what: str = "The model", kind: str = "forward"):
             COMPUTED[kind] += 1
         return result
 
-    return or_stop(what, budget().get_or_build, key, counted, kind)
+    return or_stop(what or _("The model"), budget().get_or_build, key, counted, kind)

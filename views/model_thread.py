@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import streamlit as st
 
+from locales import _
+
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
 
 
@@ -59,7 +61,7 @@ def on_model_thread(fn: Callable, *args):
     try:
         return future.result(timeout=SPINNER_AFTER)
     except TimeoutError:  # a long pass (a big model, a long text, a busy server): say so on the page
-        with st.spinner("Running the model…"):
+        with st.spinner(_("Running the model…")):
             return future.result()
 
 

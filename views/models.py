@@ -3,6 +3,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from locales import _
 from views.memory import budget
 from views.model_thread import Compiling, apply_torch_threads
 
@@ -54,13 +55,13 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
 
     source = find_source(choice.key)
     if source is None:
-        raise ValueError(f"unknown model {choice.key!r}")
+        raise ValueError(f"unknown model {choice.key!r}")  # a key the picker never offers: logged, not shown
     translator = source.kind == TRANSLATOR
     encoder_decoder = encoder_decoder and not translator
 
     def build() -> Resident:
         apply_torch_threads()
-        with st.spinner("Building the random encoder-decoder…" if encoder_decoder else "Loading the model…"):
+        with st.spinner(_("Building the random encoder-decoder…") if encoder_decoder else _("Loading the model…")):
             if encoder_decoder:
                 return Resident(load_encoder_decoder(choice.random), None)
             loaded = load(source, choice.random)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from locales import _, ngettext
 from views import state
 from views.memory import budget, cached
 from views.model_thread import may_trace, on_model_thread
@@ -42,6 +43,7 @@ class Run:
     hidden: object  # torch.Tensor (layers, T, E): each layer's input
     mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
     unknown: tuple[str, ...] = ()  # characters of the text the model has never seen (the translator names them)
+    special_tokens: object = None  # model.facts.SpecialTokens of the model's tokenizer ([UNK], [CLS]...)
 
     @property
     def num_layers(self) -> int:
@@ -162,7 +164,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
     attentions.flags.writeable = False
     return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
-               encoded.total_tokens, attentions, hidden, additive, encoded.unknown)
+               encoded.total_tokens, attentions, hidden, additive, encoded.unknown, loaded.facts.special_tokens)
 
 
 _HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)
@@ -180,19 +182,28 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     claim = budget().hold(key)
     st.session_state[_HELD] = tuple(h for h in (claim, *held) if h is not None)[:2]
     if result.truncated:
-        state.notice(f"The text has {result.total_tokens} tokens; the model reads at most {len(result.tokens)}, "
-                     "so the rest was cut.")
+        state.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
+            total=result.total_tokens, read=len(result.tokens)))
     if result.unknown:
         state.notice(unknown_notice(result.unknown, "character"))
     return result
 
 
 def unknown_notice(unknown, what: str, limit: int = 20) -> str:
-    """What the page says of tokens the model has never seen (a visitor's text: each in a code span)."""
+    """What the page says of tokens the translator has never seen (a visitor's text: each in a code span); what:
+    "character" (of a source) or "word" (of a target)."""
     from views.markdown import code
 
-    shown = " ".join(code(t) for t in unknown[:limit]) + (f" and {len(unknown) - limit} more" if len(unknown) > limit
-                                                           else "")
-    many = len(unknown) > 1
-    return (f"The translator has never seen {'these' if many else 'this'} {what}{'s' if many else ''}: {shown}. "
-            f"It reads {'each' if many else 'it'} as {code('<unk>')} (unknown), and still answers.")
+    shown = " ".join(code(t) for t in unknown[:limit])
+    more = len(unknown) - limit
+    if more > 0:
+        shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", more).format(tokens=shown, n=more)
+    if what == "word":
+        message = ngettext("The translator has never seen this word: {tokens}. It reads it as {unk} (unknown), and "
+                           "still answers.", "The translator has never seen these words: {tokens}. It reads each as "
+                           "{unk} (unknown), and still answers.", len(unknown))
+    else:
+        message = ngettext("The translator has never seen this character: {tokens}. It reads it as {unk} (unknown), "
+                           "and still answers.", "The translator has never seen these characters: {tokens}. It reads "
+                           "each as {unk} (unknown), and still answers.", len(unknown))
+    return message.format(tokens=shown, unk=code("<unk>"))

@@ -14,9 +14,11 @@ from urllib.parse import quote
 
 import streamlit as st
 
+from locales import _, ngettext
 from views.markdown import code
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
+DRAWN = "_drawn"  # session: {name: value} of the widgets drawn since views.file_names.begin_run()
 _NOTICES = "_notices"
 # A text takes up to 9 bytes a character in a link (a Chinese character is %E4%BD%A0). Past this many, the text is
 # left out of the link: nginx refuses a request line over 8 KB (414), Streamlit's server a header over 64 KB (400,
@@ -50,7 +52,8 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             if not valid(value):
                 raise ValueError
         except (ValueError, TypeError, KeyError):
-            notice(f"Ignored {code(f'{name}={_cut(raw)}')} in the link: {describe}.")
+            notice(_("Ignored {parameter} in the link: {reason}.").format(parameter=code(f"{name}={_cut(raw)}"),
+                                                                           reason=describe))
             value = st.session_state.get(_KEEP + name, default)
     else:
         value = st.session_state.get(_KEEP + name, default)
@@ -75,11 +78,12 @@ def _readable(text: str, new: bool) -> str:
     if controls:
         text = _CONTROLS.sub("", text)
         codes = ", ".join(f"U+{ord(c):04X}" for c in sorted(set(controls))[:5])
-        notice(f"Removed {len(controls)} invisible control character{'s' if len(controls) > 1 else ''} "
-               f"({codes}) from the text.")
+        notice(ngettext("Removed {n} invisible control character ({codes}) from the text.",
+                        "Removed {n} invisible control characters ({codes}) from the text.", len(controls)).format(
+            n=len(controls), codes=codes))
     if new and "\ufffd" in text:
-        notice("A character of the text could not be read (half of an emoji, say, from a broken copy and paste, "
-               "or a broken link): it is shown as �.")
+        notice(_("A character of the text could not be read (half of an emoji, say, from a broken copy and paste, "
+                 "or a broken link): it is shown as �."))
     return text
 
 
@@ -102,14 +106,17 @@ def check_link() -> None:
     unknown = [name for name in st.query_params if name not in LINK_KEYS]
     if unknown:
         names = ", ".join(code(_cut(name)) for name in unknown[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        notice(f"Ignored {names}{more} in the link: no page of this app reads "
-               + ("it." if len(unknown) == 1 else "them."))
+        more = len(unknown) - 5
+        if more > 0:
+            names = ngettext("{names} and {n} more", "{names} and {n} more", more).format(names=names, n=more)
+        notice(ngettext("Ignored {names} in the link: no page of this app reads it.",
+                        "Ignored {names} in the link: no page of this app reads them.", len(unknown)).format(
+            names=names))
     for name in sorted(LINK_KEYS.intersection(st.query_params)):
         values = st.query_params.get_all(name)
         if len(values) > 1:
-            notice(f"{code(name)} is given {len(values)} times in the link: the last one, {code(_cut(values[-1]))}, "
-                   "is used.")
+            notice(_("{name} is given {n} times in the link: the last one, {value}, is used.").format(
+                name=code(name), n=len(values), value=code(_cut(values[-1]))))
 
 
 def _cut(text: str, limit: int = 60) -> str:
@@ -168,6 +175,7 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
     url_writes())."""
     value = st.session_state[name]
     st.session_state[_KEEP + name] = value
+    st.session_state.setdefault(DRAWN, {})[name] = value
     text = dump(value)
     pending = getattr(_writes, "pending", None)
     if pending is None:
@@ -193,10 +201,9 @@ def replace_default(name: str, old_default, new_default) -> None:
 
 def int_slider(label: str, name: str, low: int, high: int, default: int, container=st, **kwargs) -> int:
     """An integer slider bound to ?name=; high == low shows a fixed value instead (a slider needs a range)."""
-    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high,
-           f"it must be a whole number from {low} to {high}")
+    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high, _whole(low, high))
     if high <= low:
-        container.caption(f"{label}: {low}")
+        container.caption(_("{label}: {value}").format(label=label, value=low))
         st.session_state[name] = low
     else:
         container.slider(label, low, high, key=name, **kwargs)
@@ -206,14 +213,17 @@ def int_slider(label: str, name: str, low: int, high: int, default: int, contain
 def int_param(name: str, low: int, high: int, default: int) -> int:
     """An integer bound to ?name= that no Streamlit widget draws: a chart's own slider sets it (views/head_chart.py)
     in st.session_state[name] before this is called."""
-    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high,
-           f"it must be a whole number from {low} to {high}")
+    _start(name, default, int, lambda v: isinstance(v, int) and low <= v <= high, _whole(low, high))
     return write_back(name, str)
+
+
+def _whole(low: int, high: int) -> str:
+    return _("it must be a whole number from {low} to {high}").format(low=low, high=high)
 
 
 def float_slider(label: str, name: str, low: float, high: float, default: float, container=st, **kwargs) -> float:
     _start(name, default, float, lambda v: isinstance(v, float) and low <= v <= high,
-           f"it must be a number from {low} to {high}")
+           _("it must be a number from {low} to {high}").format(low=low, high=high))
     container.slider(label, low, high, key=name, **kwargs)
     return write_back(name, lambda v: f"{v:g}")
 
@@ -223,8 +233,8 @@ def choice(label: str, name: str, options: Sequence, default, container=st, widg
     options = list(options)
     by_text = {str(o): o for o in options}
     _start(name, default, lambda raw: by_text[raw] if raw in by_text else _raise(),
-           lambda v: v in options, f"it must be one of {', '.join(map(str, options[:12]))}"
-           + ("…" if len(options) > 12 else ""))
+           lambda v: v in options, _("it must be one of {options}").format(
+               options=", ".join(map(str, options[:12])) + ("…" if len(options) > 12 else "")))
     getattr(container, widget)(label, options, key=name, **kwargs)
     if st.session_state[name] is None:  # a segmented control can be cleared
         st.session_state[name] = default
@@ -233,7 +243,7 @@ def choice(label: str, name: str, options: Sequence, default, container=st, widg
 
 def toggle(label: str, name: str, default: bool = False, container=st, **kwargs) -> bool:
     _start(name, default, lambda raw: {"1": True, "true": True, "0": False, "false": False}[raw.lower()],
-           lambda v: isinstance(v, bool), "use 1 or 0")
+           lambda v: isinstance(v, bool), _("use 1 or 0"))
     container.toggle(label, key=name, **kwargs)
     return write_back(name, lambda v: "1" if v else "0")
 
@@ -243,7 +253,7 @@ def int_list(label: str, name: str, options: Sequence[int], format_func, contain
     """Several of `options` (ints) bound to ?name=1,4,5."""
     options = list(options)
     _start(name, list(default), lambda raw: [int(x) for x in raw.split(",") if x.strip()],
-           lambda v: isinstance(v, list) and all(x in options for x in v), "pick from the tokens shown")
+           lambda v: isinstance(v, list) and all(x in options for x in v), _("pick from the tokens shown"))
     container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
     return write_back(name, lambda v: ",".join(map(str, v)))
 
@@ -253,7 +263,7 @@ def name_list(label: str, name: str, options: Sequence[str], format_func, contai
     options = list(options)
     _start(name, [], lambda raw: [x.strip() for x in raw.split(",") if x.strip()],
            lambda v: isinstance(v, list) and all(x in options for x in v),
-           f"pick from {', '.join(options[:6])}" + ("…" if len(options) > 6 else ""))
+           _("pick from {options}").format(options=", ".join(options[:6]) + ("…" if len(options) > 6 else "")))
     container.multiselect(label, options, key=name, format_func=format_func, **kwargs)
     return write_back(name, ",".join)
 
@@ -263,7 +273,7 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
     (LINK_TEXT_BYTES) stays in the session, out of the link, with a notice: a link that long would not reload."""
     def parse(raw: str) -> str:
         if len(raw) > max_chars:
-            notice(f"The text in the link was cut to its first {max_chars:,} characters.")
+            notice(_("The text in the link was cut to its first {n:,} characters.").format(n=max_chars))
         return raw[:max_chars]
 
     _start(name, default, parse, lambda v: isinstance(v, str), "")
@@ -277,9 +287,9 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
         pending.pop(name, None)
     if name in st.query_params:
         del st.query_params[name]
-    notice(f"This text is too long for the page's link ({len(value):,} characters): the link leaves it out, so "
-           "it opens with the default text. A text goes in the link up to about "
-           f"{LINK_TEXT_BYTES // 9:,} Chinese or {LINK_TEXT_BYTES * 2 // 3:,} English characters.")
+    notice(_("This text is too long for the page's link ({n:,} characters): the link leaves it out, so it opens "
+             "with the default text. A text goes in the link up to about {chinese:,} Chinese or {english:,} English "
+             "characters.").format(n=len(value), chinese=LINK_TEXT_BYTES // 9, english=LINK_TEXT_BYTES * 2 // 3))
     return value
 
 

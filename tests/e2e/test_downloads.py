@@ -1,10 +1,11 @@
 """Every download of every page, for every kind of model, clicked in a real browser and the file opened.
 
-Pages x model sources: the pretrained default, a random model with learned and with sinusoidal positions, a
-checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on the pages that
-offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell clicks every
-download button (CSV read back, .npz opened with allow_pickle=False, shapes checked against the model) and one
-chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
+Every file is named by page, model, layer and head (views/file_names.py), and a CSV starts with a UTF-8 byte order
+mark, for Excel. Pages x model sources: the pretrained default, a random model with learned and with sinusoidal
+positions, a checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on
+the pages that offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell
+clicks every download button (CSV read back, .npz opened with allow_pickle=False, shapes checked against the model)
+and one chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
 """
 import csv
 import io
@@ -133,7 +134,9 @@ def click_download_button(page, label: str, tmp_path: Path) -> Path:
 
 
 def read_csv(path: Path, tokens: list[str], causal: bool) -> np.ndarray:
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf"), data[:16]  # UTF-8's byte order mark: Excel reads it as UTF-8
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
     assert rows[0] == ["query \\ key"] + [f"{j}:{t}" for j, t in enumerate(tokens)]
     assert [row[0] for row in rows[1:]] == [f"{i}:{t}" for i, t in enumerate(tokens)]
     probs = np.array([[float(x) for x in row[1:]] for row in rows[1:]])  # (T, T)
@@ -177,13 +180,32 @@ def check_seq2seq_npz(path: Path, src: list[str], tgt: list[str], sizes: tuple[i
     assert np.isnan(arrays["decoder_self"][..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]]).all()
 
 
-def check_chart_image(page, image: str, tmp_path: Path) -> None:
-    """The first chart's camera button saves it in the format the link asked for."""
+def file_name_start(path: str, source: Source) -> str:
+    """How the files of the page at /path start: page, then model (the Translate page has no model picker)."""
+    if path == "translate":
+        return "translate_"
+    model = {"minilm": "all-MiniLM-L6-v2", "dir": TINY_BERT, "translator": "translator"}.get(
+        source.name, "random-d{d_model}-h{heads}-l{layers}".format(**RANDOM))
+    return f"{path}_{model}"
+
+
+def check_name(file: Path, start: str, *parts: str) -> Path:
+    """A downloaded file's name: ASCII, bounded, starts with page and model, and says each of parts."""
+    name = file.name
+    assert name.isascii() and len(name) <= 120 and name.startswith(start), name
+    assert all(part in name for part in parts), (name, parts)
+    return file
+
+
+def check_chart_image(page, image: str, tmp_path: Path, start: str = "") -> None:
+    """The first chart's camera button saves it in the format the link asked for, named by page and model."""
     chart = page.locator(".js-plotly-plot").first
     chart.scroll_into_view_if_needed()
     chart.hover()
     camera = chart.locator('.modebar-btn[data-title^="Download plot"]')
-    data = download(page, camera.click, tmp_path).read_bytes()
+    file = download(page, camera.click, tmp_path)
+    check_name(file, start, f".{image}")
+    data = file.read_bytes()
     if image == "png":
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
     else:
@@ -217,21 +239,25 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
     if source.name == "translator":
         tokens, sinusoidal = list(CHINESE), True
     open_cell(page, dir_server, path, source)
+    start = file_name_start(path, source)
+
+    def clicked(label: str, *parts: str) -> Path:
+        return check_name(click_download_button(page, label, tmp_path), start, *parts)
+
     if path == "heatmap":
-        read_csv(click_download_button(page, "Download this map (CSV)", tmp_path), tokens, causal=False)
-        check_trace_npz(click_download_button(page, "Download the whole trace (NumPy .npz)", tmp_path), tokens,
-                        sizes, sinusoidal, causal=False)
+        read_csv(clicked("Download this map (CSV)", "_layer0_head0", ".csv"), tokens, causal=False)
+        check_trace_npz(clicked("Download the whole trace (NumPy .npz)", ".npz"), tokens, sizes, sinusoidal,
+                        causal=False)
     elif path == "masks":  # the page's default mask is causal
-        read_csv(click_download_button(page, "Download this masked map (CSV)", tmp_path), tokens, causal=True)
-        check_trace_npz(click_download_button(page, "Download the whole masked trace (NumPy .npz)", tmp_path),
-                        tokens, sizes, sinusoidal, causal=True)
+        read_csv(clicked("Download this masked map (CSV)", "_layer0_head0", ".csv"), tokens, causal=True)
+        check_trace_npz(clicked("Download the whole masked trace (NumPy .npz)", ".npz"), tokens, sizes, sinusoidal,
+                        causal=True)
     elif path == "encoder-decoder":
         src, tgt = (list(CHINESE), ENGLISH) if source.name == "translator" else (tokenize(SRC), tokenize(TGT))
-        check_seq2seq_npz(click_download_button(page, "Download these attentions (NumPy .npz)", tmp_path), src, tgt,
-                          sizes)
+        check_seq2seq_npz(clicked("Download these attentions (NumPy .npz)", ".npz"), src, tgt, sizes)
     elif path == "translate":
-        check_decoding_npz(click_download_button(page, "Download this decoding (NumPy .npz)", tmp_path), sizes)
-    check_chart_image(page, source.image, tmp_path)
+        check_decoding_npz(clicked("Download this decoding (NumPy .npz)", ".npz"), sizes)
+    check_chart_image(page, source.image, tmp_path, start)
     assert not page.errors, page.errors
 
 

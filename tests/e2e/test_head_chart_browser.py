@@ -129,9 +129,13 @@ def test_a_move_then_the_download_of_this_map(page, server, maps, tmp_path):
     wait_runs(page, runs + 1)
     page.wait_for_timeout(500)
     path = download(page, page.get_by_role("button", name="Download this map (CSV)").click, tmp_path)
-    assert path.name == "attention_layer1_head11.csv"
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    assert path.name == "heatmap_all-MiniLM-L6-v2_attention_layer1_head11.csv"  # page, model, layer, head
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
     np.testing.assert_allclose([[float(x) for x in row[1:]] for row in rows[1:]], maps(TEXT)[1, 11], rtol=1e-5)
+    chart = page.locator(".js-plotly-plot").first  # the camera's file name follows the chart's own sliders (heads.js)
+    chart.hover()
+    image = download(page, chart.locator('.modebar-btn[data-title^="Download plot"]').click, tmp_path)
+    assert image.name == "heatmap_all-MiniLM-L6-v2_layer1_head11.png"
 
 
 def test_a_long_text_keeps_streamlits_sliders(page, server):

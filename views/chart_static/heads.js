@@ -69,7 +69,6 @@ function controls(chart, parent) {
   addStyle();
   const row = element("div", "attnviz-heads");
   row.setAttribute("role", "group");
-  row.setAttribute("aria-label", "Which map");
   const sliders = {layer: slider("layer", chart), head: slider("head", chart)};
   row.append(sliders.layer.box, sliders.head.box);
   parent.insertBefore(row, chart.gd);
@@ -104,8 +103,9 @@ export function show(chart, heads, parent) {
   const keep = chart.selection && chart.selection.layer < layers && chart.selection.head <= heads.head_max;
   if (!keep) chart.selection = {layer: heads.layer, head: heads.head};
   chart.heads = {values: new Float32Array(heads.stack.bdata), count, rows, cols, title: heads.title,
-                 trace: heads.trace};
+                 trace: heads.trace, filename: chart.config?.toImageButtonOptions?.filename};
   chart.controls ??= controls(chart, parent);
+  chart.controls.row.setAttribute("aria-label", heads.group);  // from the page, in its language
   chart.drawn = () => {
     if (chart.committing) send(chart);
   };
@@ -125,7 +125,7 @@ export function show(chart, heads, parent) {
 // The figure's map and title for the chart's selection (a stack of one map per layer, the mean of its heads, has
 // no head to pick).
 export function pick(chart) {
-  const {values, count, rows, cols, title, trace} = chart.heads;
+  const {values, count, rows, cols, title, trace, filename} = chart.heads;
   const {layer, head} = chart.selection;
   const start = (layer * count + (count > 1 ? head : 0)) * rows * cols;
   const z = [];
@@ -133,4 +133,9 @@ export function pick(chart) {
   chart.figure.data[trace].z = z;
   const text = title.replaceAll("{layer}", layer).replaceAll("{head}", head);
   chart.figure.layout.title = {...chart.figure.layout.title, text};
+  if (filename) {  // the camera's file name says the layer and head shown (views/file_names.py)
+    const image = {...chart.config.toImageButtonOptions};
+    image.filename = filename.replaceAll("{layer}", layer).replaceAll("{head}", head);
+    chart.config = {...chart.config, toImageButtonOptions: image};
+  }
 }
