@@ -2,6 +2,7 @@
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
 from viz import wire
 from viz.attention import axis_labels
 
@@ -53,9 +54,10 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
     else:
         limit = signed_limit(z, percentile)
         colors = {"colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit}
-    column = "dim" if dims else "key"
+    hover = (_("token: %{y}<br>dim: %{x}<br>%{z:.4f}<extra></extra>") if dims
+             else _("token: %{y}<br>key: %{x}<br>%{z:.4f}<extra></extra>"))
     heat = go.Heatmap(z=z, x=x, y=axis_labels(row_labels), hoverongaps=False, colorbar={"thickness": 12}, **colors,
-                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>%{{z:.4f}}<extra></extra>")
+                      hovertemplate=hover)
     fig = go.Figure(heat)
     rows = z.shape[0]
     fig.update_layout(
