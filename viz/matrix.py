@@ -63,7 +63,7 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
     fig.update_layout(
         title={"text": title, "font": {"size": 14}}, height=max(240, min(700, 18 * rows + 130)),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        xaxis={"title": "dimension" if dims else "key", "type": "linear" if dims else "category",
+        xaxis={"title": _("dimension") if dims else _("key"), "type": "linear" if dims else "category",
                "tickangle": 0 if dims else -60, "side": "bottom"},
         yaxis={"autorange": "reversed", "type": "category"},
     )

@@ -198,7 +198,7 @@ def mosaic_spec(mosaic: Mosaic, max_height: int = 900, title: str = "", first_la
          "x0": (mosaic.scale - 1) / 2, "y0": (mosaic.scale - 1) / 2},
         {"type": "scatter", "x": np.tile(xs, mosaic.layers), "y": np.repeat(ys, mosaic.heads), "text": names,
          "mode": "markers", "marker": {"size": 1, "opacity": 0}, "unselected": {"marker": {"opacity": 0}},
-         "showlegend": False, "hovertemplate": "%{text}<extra></extra>", "name": "tiles"},
+         "showlegend": False, "hovertemplate": "%{text}<extra></extra>", "name": _("tiles")},
     ], {
         "title": {"text": title}, "height": height, "margin": {"l": 10, "r": 10, "t": top, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)", "hovermode": "closest", "hoverdistance": -1,  # nearest tile centre wins
