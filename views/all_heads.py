@@ -3,6 +3,7 @@ from contextlib import nullcontext
 
 import streamlit as st
 
+from locales import N_, _
 from views import state
 from views.chart import show_chart
 from views.frame import Page, link_to
@@ -15,7 +16,7 @@ from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
 
 TILE_SIZES = (32, 48, 64, 96)
 PREVIEW_MAX_TOKENS = 128  # longer sentences get an image preview, not T x T numbers
-POOL_NAMES = {"max": "max-pool", "mean": "block mean"}
+POOL_NAMES = {"max": N_("max-pool"), "mean": N_("block mean")}
 
 
 SPINNER_CELLS = 2_000_000  # layers x heads x T x T from which drawing the mosaic takes ~50 ms or more, alone
@@ -31,8 +32,8 @@ def mosaic_for(run: Run, tile: int, pool: str, auto: bool) -> Mosaic:
     def draw():
         return build_mosaic(run.attentions, tile, pool, auto_range=auto)
 
-    with st.spinner("Drawing every head…") if run.attentions.size >= SPINNER_CELLS else nullcontext():
-        return cached(("mosaic", run.key, tile, pool, auto), draw, "The all-heads image", kind="image")
+    with st.spinner(_("Drawing every head…")) if run.attentions.size >= SPINNER_CELLS else nullcontext():
+        return cached(("mosaic", run.key, tile, pool, auto), draw, _("The all-heads image"), kind="image")
 
 
 def pick_tile(heads: int) -> None:
@@ -45,13 +46,15 @@ def pick_tile(heads: int) -> None:
 def describe(mosaic: Mosaic) -> str:
     """The caption under the mosaic: sizes, and what one pixel means."""
     if mosaic.factor > 1:
-        pixel = f"each pixel is the {POOL_NAMES[mosaic.pool]} of {mosaic.factor}×{mosaic.factor} token cells"
+        pixel = _("each pixel is the {pool} of {f}×{f} token cells").format(pool=_(POOL_NAMES[mosaic.pool]),
+                                                                            f=mosaic.factor)
     else:
-        pixel = f"each token cell is {mosaic.repeat}×{mosaic.repeat} px"
-    return (f"{mosaic.tokens} tokens · {mosaic.layers} layers × {mosaic.heads} heads · one "
-            f"{mosaic.width}×{mosaic.height} px image ({len(mosaic.png) / 1024:.0f} KB PNG) · tiles of "
-            f"{mosaic.tile} px, {pixel} · colour = probability, "
-            + ("each tile stretched to its own min..max" if mosaic.auto_range else "fixed 0..1"))
+        pixel = _("each token cell is {r}×{r} px").format(r=mosaic.repeat)
+    colour = (_("each tile stretched to its own min..max") if mosaic.auto_range else _("fixed 0..1"))
+    return _("{tokens} tokens · {layers} layers × {heads} heads · one {width}×{height} px image ({kb} KB PNG) · tiles "
+             "of {tile} px, {pixel} · colour = probability, {colour}").format(
+        tokens=mosaic.tokens, layers=mosaic.layers, heads=mosaic.heads, width=mosaic.width, height=mosaic.height,
+        kb=f"{len(mosaic.png) / 1024:.0f}", tile=mosaic.tile, pixel=pixel, colour=colour)
 
 
 def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[str, str]:
@@ -63,15 +66,16 @@ def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[st
 
 def preview(run: Run, layer: int, head: int, auto: bool, container) -> None:
     """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
-    title = f"Layer {layer}, head {head}"
+    title = _("Layer {layer}, head {head}").format(layer=layer, head=head)
     if len(run.tokens) <= PREVIEW_MAX_TOKENS:
         fig = heatmap_spec(run.attentions[layer, head], run.tokens, run.tokens, title=title, auto_range=auto)
     else:
         tile = build_mosaic(run.attentions[layer:layer + 1, head:head + 1], tile=256, auto_range=auto)
         fig = mosaic_figure(tile, max_height=420, title=title, first_layer=layer, first_head=head)
-        fig.update_layout(xaxis_title="key", yaxis_title="query")
-        container.caption(f"{len(run.tokens)} tokens: preview downsampled ({POOL_NAMES['max']} of "
-                          f"{tile.factor}×{tile.factor} cells); the big view has every token.")
+        fig.update_layout(xaxis_title=_("key"), yaxis_title=_("query"))
+        max_pool = POOL_NAMES["max"]
+        container.caption(_("{n} tokens: preview downsampled ({pool} of {f}×{f} cells); the big view has every "
+                            "token.").format(n=len(run.tokens), pool=_(max_pool), f=tile.factor))
     show_chart(fig, key="preview", container=container)
 
 
@@ -80,23 +84,24 @@ def view(page: Page) -> None:
     run, text, choice = page.run, page.text, page.choice
     notices = st.container()
     settings = st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
-    pool = state.choice("Downsampling of long sentences", "pool", POOLS, "max", container=settings, widget="radio",
-                        horizontal=True, format_func=POOL_NAMES.get,
-                        help="Max-pool keeps a one-token pattern bright; block mean shows the average probability.")
-    tile = state.choice("Tile size (px)", "tile", TILE_SIZES, 64, container=settings, widget="radio",
+    pool = state.choice(_("Downsampling of long sentences"), "pool", POOLS, "max", container=settings,
+                        widget="radio", horizontal=True, format_func=lambda p: _(POOL_NAMES[p]),
+                        help=_("Max-pool keeps a one-token pattern bright; block mean shows the average probability."))
+    tile = state.choice(_("Tile size (px)"), "tile", TILE_SIZES, 64, container=settings, widget="radio",
                         horizontal=True)
-    auto = state.toggle("Auto colour range", "auto", False, container=settings,
-                        help="Stretch each tile to its own min..max: shows the pattern of a nearly uniform head.")
+    auto = state.toggle(_("Auto colour range"), "auto", False, container=settings,
+                        help=_("Stretch each tile to its own min..max: shows the pattern of a nearly uniform head."))
     mosaic = mosaic_for(run, tile, pool, auto)
     chart = st.container()
     st.caption(describe(mosaic))
 
     left, right = st.columns([1, 2])
-    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=left)
-    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=left)
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=left)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=left)
     with notices:
         state.show_notices()
-    left.page_link(link_to("heatmap"), label=f"Open layer {layer} head {head} in the big view",
+    left.page_link(link_to("heatmap"),
+                   label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
     chart.plotly_chart(mosaic_spec(mosaic, highlight=(layer, head)), config=chart_config(), key="mosaic",
                        on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")

@@ -2,6 +2,7 @@
 import numpy as np
 import streamlit as st
 
+from locales import _
 from views import downloads, state
 from views.chart import show_chart
 from views.frame import Page
@@ -13,30 +14,31 @@ def view(page: Page) -> None:
     run = page.run
     # One row, not st.columns: every block (a row, a column) is one more message to the browser on every rerun.
     controls = st.container(horizontal=True, gap="medium", vertical_alignment="center")
-    mean = state.toggle("Mean of heads", "mean", False, container=controls)
-    auto_range = state.toggle("Auto colour range", "auto", False, container=controls)
+    mean = state.toggle(_("Mean of heads"), "mean", False, container=controls)
+    auto_range = state.toggle(_("Auto colour range"), "auto", False, container=controls)
     in_browser = preloads(run.attentions)  # small: the chart draws its own sliders and swaps the maps itself
     if in_browser:
         layer, head = selection("heatmap", run.num_layers, run.num_heads)
     else:
-        layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=controls)
-        head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
+        layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=controls)
+        head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
     state.show_notices()
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]
-    which = "mean of heads" if mean else "head {head}"
-    # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun
-    title = "Layer {layer}, " + which
+    # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun; the chart's own
+    # sliders fill {layer} and {head} in the browser
+    title = _("Layer {layer}, mean of heads") if mean else _("Layer {layer}, head {head}")
+    note = _("{tokens} tokens · {layers} layers × {heads} heads · {model}").format(
+        tokens=len(run.tokens), layers=run.num_layers, heads=run.num_heads, model=run.label)
     figure = heatmap_spec(probs, run.tokens, run.tokens, title=title.format(layer=layer, head=head),
-                          auto_range=auto_range, note=f"{len(run.tokens)} tokens · {run.num_layers} layers × "
-                          f"{run.num_heads} heads · {run.label}")
+                          auto_range=auto_range, note=note)
     if in_browser:
         maps = run.attentions.mean(axis=1, keepdims=True) if mean else run.attentions  # (layers, heads or 1, T, T)
         show_head_chart(figure, maps, title, "heatmap", (layer, head), run.num_heads)
     else:
         show_chart(figure, key="heatmap")
 
-    downloads.button("Download this map (CSV)", lambda: downloads.head_csv(np.asarray(probs), run.tokens),
+    downloads.button(_("Download this map (CSV)"), lambda: downloads.head_csv(np.asarray(probs), run.tokens),
                      f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")
-    downloads.button("Download the whole trace (NumPy .npz)", lambda: downloads.trace_npz(run),
+    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
                      "attention_trace.npz", "application/octet-stream")

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from locales import _
 from model.masks import is_blocked
 from views import state
 from views.chart import show_chart
@@ -49,7 +50,7 @@ def rows_of(t: torch.Tensor) -> np.ndarray:
 def draw(shown: View, panel: Panel, container) -> None:
     """The panel's name and shape, then its heatmap (windowed to MAX_ROWS tokens and MAX_DIMS dimensions)."""
     T, width = panel.values.shape
-    container.markdown(f"**{panel.name}** &nbsp; `{shape_label(panel.symbols, panel.values.shape)}`")
+    container.markdown(f"**{panel.name}** &nbsp; `{shape_label(panel.symbols, panel.values.shape)}`")  # name: _()'d
     if panel.keys:
         lo, hi, col_labels = 0, width, shown.labels
     else:
@@ -59,13 +60,14 @@ def draw(shown: View, panel: Panel, container) -> None:
     fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
     show_chart(fig, key=panel.name, container=container)
-    parts = []
-    if (shown.row0, shown.row1) != (0, T):
-        parts.append(f"tokens {shown.row0}–{shown.row1 - 1} of {T}")
-    if (lo, hi) != (0, width):
-        parts.append(f"dimensions {lo}–{hi - 1} of {width}")
-    if parts:
-        container.caption("Showing " + ", ".join(parts) + ".")
+    rows, columns = (shown.row0, shown.row1) != (0, T), (lo, hi) != (0, width)
+    if rows and columns:
+        container.caption(_("Showing tokens {r0}–{r1} of {T}, dimensions {lo}–{hi} of {width}.").format(
+            r0=shown.row0, r1=shown.row1 - 1, T=T, lo=lo, hi=hi - 1, width=width))
+    elif rows:
+        container.caption(_("Showing tokens {r0}–{r1} of {T}.").format(r0=shown.row0, r1=shown.row1 - 1, T=T))
+    elif columns:
+        container.caption(_("Showing dimensions {lo}–{hi} of {width}.").format(lo=lo, hi=hi - 1, width=width))
 
 
 def step(shown: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
@@ -92,24 +94,26 @@ def view(page: Page) -> None:
     labels = long_text_labels(run.tokens, MAX_ROWS)
 
     col1, col2 = st.columns(2)
-    layer = state.int_slider("Layer", "layer", 0, run.num_layers - 1, 0, container=col1)
-    head = state.int_slider("Head", "head", 0, run.num_heads - 1, 0, container=col2)
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
     lt = run.trace.layers[layer]
     attn, sa_block = lt.self_attn, lt.self_attn_block
     d_model, d_k, d_ff = facts.d_model, facts.head_dim, facts.d_ff
     col3, col4 = st.columns(2)
-    row0 = state.int_slider("First token shown", "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
-                            help=f"Each heatmap shows at most {MAX_ROWS} tokens.")
-    dim0 = state.int_slider("First dimension shown", "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
-                            container=col4, help=f"Wide matrices show {MAX_DIMS} dimensions at a time.")
+    row0 = state.int_slider(_("First token shown"), "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
+                            help=_("Each heatmap shows at most {n} tokens.").format(n=MAX_ROWS))
+    dim0 = state.int_slider(_("First dimension shown"), "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
+                            container=col4, help=_("Wide matrices show {n} dimensions at a time.").format(n=MAX_DIMS))
     state.show_notices()
     shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
 
     pre_ln = facts.norm_first
-    st.info(("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
-             r"$y = x + f(\mathrm{LN}(x))$." if pre_ln else
-             r"**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \mathrm{LN}(x + f(x))$.")
-            + f" d_model = {d_model}, {run.num_heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
+    sizes = dict(d_model=d_model, heads=run.num_heads, d_k=d_k, d_ff=d_ff, T=T)
+    st.info((_("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
+               "$y = x + f(\\mathrm{{LN}}(x))$. d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, "
+               "T = {T} tokens.") if pre_ln else
+             _("**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \\mathrm{{LN}}(x + f(x))$. "
+               "d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")).format(**sizes))
     input_step(shown, run, layer, sa_block, facts.embedding_norm)
     attention_steps(shown, attn, sa_block, head, pre_ln)
     output_steps(shown, run, layer, facts)
@@ -119,63 +123,66 @@ def input_step(shown: View, run, layer: int, sa_block, bert: bool) -> None:
     """1: the embeddings (layer 0), or the previous layer's output."""
     emb = run.trace.embeddings
     if layer == 0 and emb is not None:
-        panels = [Panel("token embedding", "T, d_model", rows_of(emb.token))]
+        panels = [Panel(_("token embedding"), "T, d_model", rows_of(emb.token))]
         if emb.token_type is not None:
-            panels.append(Panel("segment embedding", "T, d_model", rows_of(emb.token_type)))
-        panels += [Panel("position", "T, d_model", rows_of(emb.position)),
-                   Panel("sum", "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
+            panels.append(Panel(_("segment embedding"), "T, d_model", rows_of(emb.token_type)))
+        panels += [Panel(_("position"), "T, d_model", rows_of(emb.position)),
+                   Panel(_("sum"), "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
         # bert (facts.embedding_norm): LayerNorm of the sum; the others scale the tokens by sqrt(d_model)
-        step(shown, "1. X: token embedding + position",
+        step(shown, _("1. X: token embedding + position"),
              r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
              else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
-             "BERT learns its position embeddings." if bert else "")
+             _("BERT learns its position embeddings.") if bert else "")
     else:
-        step(shown, f"1. X: the input of layer {layer}", rf"X = \text{{output of layer {layer - 1}}}" if layer else
-             r"X = \text{the embedded tokens}", [Panel("X", "T, d_model", rows_of(sa_block.input))])
+        step(shown, _("1. X: the input of layer {layer}").format(layer=layer),
+             rf"X = Z_{{{layer - 1}}}" if layer else r"X = E", [Panel("X", "T, d_model", rows_of(sa_block.input))],
+             _("The output Z of layer {previous}.").format(previous=layer - 1) if layer else
+             _("The embedded tokens."))
 
 
 def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> None:
     """2-10: one head's Q, K, V, scores, mask, softmax and A V; the heads concatenated, W_O, Add (& Norm)."""
     T, d_model, d_k = attn.output.shape[-2], attn.output.shape[-1], attn.q.shape[-1]  # (1, T, d_model), (1, h, T, d_k)
     x_in = r"\mathrm{LN}(X)" if pre_ln else "X"
-    qkv = [Panel(f"{n} (head {head})", "T, d_k", rows_of(part[0, head])) for n, part in
+    qkv = [Panel(_("{name} (head {head})").format(name=n, head=head), "T, d_k", rows_of(part[0, head])) for n, part in
            (("Q", attn.q), ("K", attn.k), ("V", attn.v))]
     if pre_ln:
         qkv.insert(0, Panel("LN(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
-    step(shown, "2. Q, K, V of the head",
+    step(shown, _("2. Q, K, V of the head"),
          r",\quad ".join(rf"{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}" for n in "QKV"), qkv,
-         f"Head {head} uses columns {head * d_k}–{(head + 1) * d_k - 1} of the full projections.")
+         _("Head {head} uses columns {first}–{last} of the full projections.").format(
+             head=head, first=head * d_k, last=(head + 1) * d_k - 1))
 
     scaled = rows_of(attn.scores[0, head])  # (T, T) q.k * scale
     raw = scaled / np.float32(attn.scale)  # (T, T) q.k
     mask = None if attn.mask is None else np.broadcast_to(attn.mask.numpy(), attn.scores.shape)[0, head]  # (T, T)
-    step(shown, "3. Scores Q Kᵀ", r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
-    step(shown, "4. Scaled by 1/√d_k", rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
+    step(shown, _("3. Scores Q Kᵀ"), r"S = Q K^\top", [Panel("Q Kᵀ", "T, T", raw, keys=True)])
+    step(shown, _("4. Scaled by 1/√d_k"), rf"S / \sqrt{{d_k}} = S \times {attn.scale:.4g}",
          [Panel("Q Kᵀ / √d_k", "T, T", scaled, keys=True)])
     masked = scaled if mask is None else np.where(is_blocked(mask), np.nan, scaled + mask)  # (T, T) blocked -> NaN gap
     # Without a mask S' is the matrix of step 4, bit for bit: not drawn (and sent) twice.
-    step(shown, "5. Plus the mask", r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
+    step(shown, _("5. Plus the mask"), r"S' = \frac{Q K^\top}{\sqrt{d_k}} + M,\quad M_{ij} \in \{0, -\infty\}",
          [] if mask is None else [Panel("+ M", "T, T", masked, keys=True)],
-         "No mask here (no padding): M = 0 and the scores pass unchanged, so S' is the matrix of step 4."
-         if mask is None else "Blocked cells (-inf) are gaps.")
-    step(shown, "6. Softmax of each row", r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
+         _("No mask here (no padding): M = 0 and the scores pass unchanged, so S' is the matrix of step 4.")
+         if mask is None else _("Blocked cells (-inf) are gaps."))
+    step(shown, _("6. Softmax of each row"), r"A = \mathrm{softmax}(S'), \quad \textstyle\sum_j A_{ij} = 1",
          [Panel("A", "T, T", rows_of(attn.probs[0, head]), kind="probability", keys=True)])
-    step(shown, "7. Times V: the head's output", rf"\mathrm{{head}}_{{{head}}} = A V",
-         [Panel(f"head {head} = A V", "T, d_k", rows_of(attn.context[0, head]))])
+    step(shown, _("7. Times V: the head's output"), rf"\mathrm{{head}}_{{{head}}} = A V",
+         [Panel(_("head {head} = A V").format(head=head), "T, d_k", rows_of(attn.context[0, head]))])
 
     concat = rows_of(attn.context[0].transpose(0, 1).reshape(T, d_model))  # (nh, T, d_k) -> (T, nh * d_k)
     lo = head * d_k
-    step(shown, "8. Concatenate the heads", r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
-         [Panel("concat", "T, d_model", concat, start=lo, highlight=(lo, lo + d_k))],
-         f"The box marks head {head}'s columns {lo}–{lo + d_k - 1}.")
-    step(shown, "9. Output projection W_O", r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,W_O + b_O",
-         [Panel("MHA output", "T, d_model", rows_of(attn.output))])
+    step(shown, _("8. Concatenate the heads"), r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
+         [Panel(_("concat"), "T, d_model", concat, start=lo, highlight=(lo, lo + d_k))],
+         _("The box marks head {head}'s columns {first}–{last}.").format(head=head, first=lo, last=lo + d_k - 1))
+    step(shown, _("9. Output projection W_O"), r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,W_O + b_O",
+         [Panel(_("MHA output"), "T, d_model", rows_of(attn.output))])
 
     if pre_ln:
-        step(shown, "10. Add (Pre-LN: no norm after)", r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
+        step(shown, _("10. Add (Pre-LN: no norm after)"), r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
              [Panel("Y = X + MHA", "T, d_model", rows_of(sa_block.output))])
     else:
-        step(shown, "10. Add & Norm", r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
+        step(shown, _("10. Add & Norm"), r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
              [Panel("X + MHA", "T, d_model", rows_of(sa_block.residual)),
               Panel("Y", "T, d_model", rows_of(sa_block.output))])
 
@@ -187,19 +194,20 @@ def output_steps(shown: View, run, layer: int, facts) -> None:
     pre_ln = facts.norm_first
     act = facts.activation.upper()
     y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
-    ffn = [Panel(f"hidden = {act}(…)", "T, d_ff", rows_of(lt.ffn_hidden)),
-           Panel("FFN output", "T, d_model", rows_of(ffn_block.sublayer_out))]
+    ffn = [Panel(_("hidden = {activation}(…)").format(activation=act), "T, d_ff", rows_of(lt.ffn_hidden)),
+           Panel(_("FFN output"), "T, d_model", rows_of(ffn_block.sublayer_out))]
     if pre_ln:
         ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
-    step(shown, "11. Feed-forward network", rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
+    step(shown, _("11. Feed-forward network"), rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
     if pre_ln:
         last = layer == run.num_layers - 1 and facts.final_norm
-        step(shown, "12. Add: the layer's output", r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
+        step(shown, _("12. Add: the layer's output"), r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
              [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
-             + ([Panel("final LN(Z)", "T, d_model", rows_of(run.trace.output))] if last else []),
-             "A Pre-LN stack ends with one more LayerNorm after the last layer." if last else "")
+             + ([Panel(_("final LN(Z)"), "T, d_model", rows_of(run.trace.output))] if last else []),
+             _("A Pre-LN stack ends with one more LayerNorm after the last layer.") if last else "")
     else:
-        step(shown, "12. Add & Norm: the layer's output", r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
+        step(shown, _("12. Add & Norm: the layer's output"), r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
              [Panel("Y + FFN", "T, d_model", rows_of(ffn_block.residual)),
               Panel("Z", "T, d_model", rows_of(ffn_block.output))])
-    st.caption(f"Z is the input of layer {layer + 1}." if layer < run.num_layers - 1 else "Z is the encoder's output.")
+    st.caption(_("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
+               else _("Z is the encoder's output."))

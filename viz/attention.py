@@ -4,6 +4,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
 from viz import wire
 from viz.labels import tick_angle
 from viz.spec import FigureSpec
@@ -43,19 +44,21 @@ def attention_heatmap(probs, query_tokens, key_tokens, title: str = "", auto_ran
 
 
 def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: bool = False,
-                 note: str = "", exact_cells: int = wire.EXACT_CELLS, keys: str = "key (attended to)",
-                 queries: str = "query (attending)", key_angle: int | None = None) -> FigureSpec:
+                 note: str = "", exact_cells: int = wire.EXACT_CELLS, keys: str | None = None,
+                 queries: str | None = None, key_angle: int | None = None) -> FigureSpec:
     """attention_heatmap as plotly's dicts, for a page that draws it on every rerun (see viz.spec).
     A map of more than `exact_cells` cells is marked to travel as ten-thousandths (see viz.wire). keys, queries: the
-    axes' titles (plain text: escaped here); key_angle: the key labels' slant (None: upright for Chinese characters,
-    else slanted: viz.labels.tick_angle)."""
+    axes' titles (plain text: escaped here; by default "key (attended to)" and "query (attending)"); key_angle: the
+    key labels' slant (None: upright for Chinese characters, else slanted: viz.labels.tick_angle)."""
+    keys = _("key (attended to)") if keys is None else keys
+    queries = _("query (attending)") if queries is None else queries
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
     heat = {
         "type": "heatmap", "z": z, "x": axis_labels(key_tokens), "y": axis_labels(query_tokens),
         "colorscale": VIRIDIS, "hoverongaps": False, "colorbar": {"title": {"text": "p"}},
-        "hovertemplate": "query: %{y}<br>key: %{x}<br>p = %{z:.4f}<extra></extra>",
+        "hovertemplate": _("query: %{y}<br>key: %{x}<br>p = %{z:.4f}<extra></extra>"),
     }
     if wire.quantized(z, exact_cells):
         heat.update(wire.units_marker(signed=False))

@@ -2,6 +2,7 @@
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
 from model.masks import is_blocked
 from viz import wire
 from viz.attention import axis_labels
@@ -29,9 +30,9 @@ def _layout(fig: go.Figure, n: int, title: str, key_tokens) -> go.Figure:
     fig.update_layout(  # the title sits above the key labels and their axis title, not on them
         title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         height=side + 80, margin={"l": 10, "r": 10, "t": 130, "b": 10},
-        xaxis={"title": "key (attended to)", "side": "top", "tickangle": tick_angle(key_tokens),
+        xaxis={"title": _("key (attended to)"), "side": "top", "tickangle": tick_angle(key_tokens),
                "type": "category"},
-        yaxis={"title": "query (attending)", "autorange": "reversed", "type": "category"},
+        yaxis={"title": _("query (attending)"), "autorange": "reversed", "type": "category"},
     )
     return fig
 
@@ -46,8 +47,8 @@ def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
     heat = go.Heatmap(
         z=z, x=labels, y=labels, zmin=0.0, zmax=1.0, xgap=gap, ygap=gap,
         colorscale=[[0.0, ALLOWED_COLOUR], [0.5, ALLOWED_COLOUR], [0.5, BLOCKED_COLOUR], [1.0, BLOCKED_COLOUR]],
-        colorbar={"tickvals": [0.25, 0.75], "ticktext": ["allowed: + 0", "blocked: + −∞"], "len": 0.4},
-        hovertemplate="query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>",
+        colorbar={"tickvals": [0.25, 0.75], "ticktext": [_("allowed: + 0"), _("blocked: + −∞")], "len": 0.4},
+        hovertemplate=_("query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>"),
     )
     return _layout(go.Figure(heat), len(tokens), title, tokens)
 
@@ -66,7 +67,7 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
     heat = go.Heatmap(
         z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="RdBu_r", hoverongaps=False,
         colorbar={"title": {"text": "Δp"}}, zmin=-limit, zmax=limit,
-        hovertemplate="query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>",
+        hovertemplate=_("query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>"),
         **(wire.units_marker(signed=True) if wire.quantized(z, exact_cells) else {}),
     )
     fig = _layout(go.Figure(heat), max(z.shape), title, key_tokens)

@@ -2,6 +2,7 @@
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
 from viz import wire
 from viz.attention import axis_labels
 
@@ -53,15 +54,16 @@ def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: s
     else:
         limit = signed_limit(z, percentile)
         colors = {"colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit}
-    column = "dim" if dims else "key"
+    hover = (_("token: %{y}<br>dim: %{x}<br>%{z:.4f}<extra></extra>") if dims
+             else _("token: %{y}<br>key: %{x}<br>%{z:.4f}<extra></extra>"))
     heat = go.Heatmap(z=z, x=x, y=axis_labels(row_labels), hoverongaps=False, colorbar={"thickness": 12}, **colors,
-                      hovertemplate=f"token: %{{y}}<br>{column}: %{{x}}<br>%{{z:.4f}}<extra></extra>")
+                      hovertemplate=hover)
     fig = go.Figure(heat)
     rows = z.shape[0]
     fig.update_layout(
         title={"text": title, "font": {"size": 14}}, height=max(240, min(700, 18 * rows + 130)),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        xaxis={"title": "dimension" if dims else "key", "type": "linear" if dims else "category",
+        xaxis={"title": _("dimension") if dims else _("key"), "type": "linear" if dims else "category",
                "tickangle": 0 if dims else -60, "side": "bottom"},
         yaxis={"autorange": "reversed", "type": "category"},
     )

@@ -14,6 +14,7 @@ import plotly.colors
 import plotly.graph_objects as go
 from PIL import Image
 
+from locales import _
 from viz.spec import FigureSpec
 
 LEVELS = 254  # colour levels of a probability; + NaN colour + gap colour = one 256-colour PNG palette
@@ -183,7 +184,7 @@ def mosaic_spec(mosaic: Mosaic, max_height: int = 900, title: str = "", first_la
     ys = np.array([mosaic.centre(l) for l in range(mosaic.layers)], dtype=np.float32)
     layer_ids = range(first_layer, first_layer + mosaic.layers)
     head_ids = range(first_head, first_head + mosaic.heads)
-    names = [f"layer {l}, head {h}" for l in layer_ids for h in head_ids]
+    names = [_("layer {layer}, head {head}").format(layer=i, head=h) for i in layer_ids for h in head_ids]
     top = 90 if title else 64  # room for the H ticks under the toolbar
     pad = 0.5 + mosaic.gap  # a gap's width around the image, so the frame of an edge tile is not cut
     height = int(min(max_height, max(260, mosaic.height + top + 10)))
@@ -197,7 +198,7 @@ def mosaic_spec(mosaic: Mosaic, max_height: int = 900, title: str = "", first_la
          "x0": (mosaic.scale - 1) / 2, "y0": (mosaic.scale - 1) / 2},
         {"type": "scatter", "x": np.tile(xs, mosaic.layers), "y": np.repeat(ys, mosaic.heads), "text": names,
          "mode": "markers", "marker": {"size": 1, "opacity": 0}, "unselected": {"marker": {"opacity": 0}},
-         "showlegend": False, "hovertemplate": "%{text}<extra></extra>", "name": "tiles"},
+         "showlegend": False, "hovertemplate": "%{text}<extra></extra>", "name": _("tiles")},
     ], {
         "title": {"text": title}, "height": height, "margin": {"l": 10, "r": 10, "t": top, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)", "hovermode": "closest", "hoverdistance": -1,  # nearest tile centre wins

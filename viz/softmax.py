@@ -1,15 +1,13 @@
 """One query's softmax row: the math (stable softmax with -inf, entropy, temperature) and its bar charts."""
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
 from model.masks import is_blocked
 from viz.attention import axis_labels
 
 BLOCKED_COLOR = "#9e9e9e"
 LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
-SCALE_OPTIONS = ("0.25", "0.5", "standard", "2", "4", "none")  # multipliers of 1/sqrt(d_k); "none" = factor 1
 
 
 def softmax_row(scores) -> np.ndarray:
@@ -29,22 +27,12 @@ def entropy(probs) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def scale_factor(option: str, d_k: int) -> float:
-    """The factor q.k is multiplied by: a multiple of 1/sqrt(d_k), or 1 for "none"."""
-    standard = 1.0 / math.sqrt(d_k)
-    if option == "none":
-        return 1.0
-    return standard * (1.0 if option == "standard" else float(option))
-
-
-def scale_label(option: str, d_k: int) -> str:
-    """What the scale option means, with the factor it gives, for a slider label."""
-    factor = scale_factor(option, d_k)
-    if option == "standard":
-        return f"1/√d_k = {factor:.3g} (standard)"
-    if option == "none":
-        return "no scaling (1)"
-    return f"×{option} → {factor:.3g}"
+def with_temperature(scores, temperature: float) -> np.ndarray:
+    """softmax(s / T) of one row of scores s (the model's, already scaled and masked): T = 1 is the model's row,
+    T > 1 flattens it toward uniform, T < 1 sharpens it toward the largest score."""
+    if not temperature > 0:
+        raise ValueError(f"the temperature must be positive, not {temperature}")
+    return softmax_row(np.asarray(scores, dtype=np.float64) / temperature)
 
 
 def as_neg_inf(mask_row) -> np.ndarray:
@@ -69,16 +57,16 @@ def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool =
     pad = 0.12 * (hi - lo) or 1.0
     bottom = lo - pad  # -inf bars are drawn from 0 down to the bottom of the axis
     shown = np.where(np.isfinite(v), v, np.nan).astype(np.float32)
-    fig = go.Figure(go.Bar(x=labels, y=shown, name="score", marker_color="#3b6ea8",
+    fig = go.Figure(go.Bar(x=labels, y=shown, name=_("score"), marker_color="#3b6ea8",
                            text=[f"{x:.3g}" if np.isfinite(x) else "" for x in v] if show_values else None,
                            textposition="outside",
-                           hovertemplate="key: %{x}<br>%{y:.4f}<extra></extra>"))
+                           hovertemplate=_("key: %{x}<br>%{y:.4f}<extra></extra>")))
     if blocked.any():
         fig.add_trace(go.Bar(
             x=[lab for lab, b in zip(labels, blocked) if b], y=np.full(int(blocked.sum()), bottom, np.float32),
-            name="blocked (-inf)", marker={"color": BLOCKED_COLOR, "pattern": {"shape": "/"}},
+            name=_("blocked (-inf)"), marker={"color": BLOCKED_COLOR, "pattern": {"shape": "/"}},
             text="-inf", textposition="inside", insidetextanchor="end", textfont={"color": "black"},
-            hovertemplate="key: %{x}<br>-inf (blocked)<extra></extra>"))
+            hovertemplate=_("key: %{x}<br>-inf (blocked)<extra></extra>")))
     fig.update_layout(title=title, barmode="overlay", height=320, showlegend=bool(blocked.any()),
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
                       xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
@@ -87,20 +75,22 @@ def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool =
 
 
 def probability_bars(probs, key_tokens, title: str, compare=None, compare_name: str = "",
-                     name: str = "probability") -> go.Figure:
-    """Probabilities on a fixed 0..1 axis; `compare` (another row) is overlaid as a second bar per key."""
+                     name: str | None = None) -> go.Figure:
+    """Probabilities on a fixed 0..1 axis; `compare` (another row) is overlaid as a second bar per key. name: the
+    bars' name (default: "probability")."""
+    name = _("probability") if name is None else name
     p = np.asarray(probs, dtype=np.float32)
     if p.shape != (len(key_tokens),):
         raise ValueError(f"probs of shape {p.shape} do not fit {len(key_tokens)} keys")
     labels = axis_labels(key_tokens)
     fig = go.Figure(go.Bar(x=labels, y=p, name=name, marker_color="#3b6ea8",
-                           hovertemplate="key: %{x}<br>p = %{y:.4f}<extra>" + name + "</extra>"))
+                           hovertemplate=_("key: %{x}<br>p = %{y:.4f}") + f"<extra>{name}</extra>"))
     if compare is not None:
         c = np.asarray(compare, dtype=np.float32)
         fig.add_trace(go.Bar(x=labels, y=c, name=compare_name, marker_color="#e4572e",
-                             hovertemplate="key: %{x}<br>p = %{y:.4f}<extra>" + compare_name + "</extra>"))
+                             hovertemplate=_("key: %{x}<br>p = %{y:.4f}") + f"<extra>{compare_name}</extra>"))
     fig.update_layout(title=title, barmode="group", height=340, showlegend=compare is not None,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
                       xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
-                      yaxis={"title": "probability", "range": [0.0, 1.0]})
+                      yaxis={"title": _("probability"), "range": [0.0, 1.0]})
     return fig

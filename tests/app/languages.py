@@ -20,6 +20,7 @@ PROPER = {
     "bert", "minilm", "all-minilm-l6-v2", "pytorch", "torch", "hugging", "face", "transformers", "numpy", "plotly",
     "csv", "png", "svg", "npz", "json", "safetensors", "gelu", "relu", "softmax", "flops", "d_model", "d_ff",
     "d_k", "unk", "cls", "sep", "pad", "mask", "bos", "eos", "nats", "log", "exp", "max", "min", "argmax",
+    "mha", "ffn", "ln", "qkv",  # the formulas' abbreviations: multi-head attention, feed-forward network, LayerNorm
 }
 _TEXT_FIELDS = {"label", "body", "help", "placeholder", "options", "caption", "title", "text", "page_name",
                 "display_values", "delta", "tooltip"}
@@ -130,8 +131,9 @@ def unmarked(text: str, data_words: set[str]) -> list[str]:
         if stripped == text:
             break
         text = stripped
-    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"`[^`]*`", r"\$[^$]*\$", r"<[^>]*>", r":material/[a-z_]+:",
-                    r"https?://\S+", r"%\{[^}]*\}"):
+    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"`[^`]*`", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"<[^>]*>",
+                    r"&[a-z]+;",
+                    r":material/[a-z_]+:", r"https?://\S+", r"%\{[^}]*\}"):
         text = re.sub(pattern, " ", text)
     words = re.findall(r"[A-Za-z][A-Za-z_'-]*[A-Za-z]", text)
     return [w for w in words if w.lower() not in PROPER and w.lower() not in data_words]
@@ -142,6 +144,7 @@ def data_words(at) -> set[str]:
     words: set[str] = set()
     for box in [*at.text_area, *at.text_input]:
         words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z_'-]*", box.value or ""))
+        words.update(w.lower() for w in re.findall(r"[A-Za-z]+", box.value or ""))  # word pieces: didn ' t
     return words
 
 

@@ -46,7 +46,7 @@ class Page:
 PAGES = [
     Page("heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2"},)),
     Page("all-heads", ("text",), "layer", "head", own=({"pool": "median", "tile": "4096"},)),
-    Page("softmax", ("text",), "layer", "head", own=({"query": "999", "scale": "hot"},)),
+    Page("softmax", ("text",), "layer", "head", own=({"query": "999", "temp": "hot"}, {"temp": "0"})),
     Page("steps", ("text",), "layer", "head", own=({"dim0": "-5", "row0": "x"},)),
     Page("masks", ("text",), "layer", "head", own=({"mask": "bogus"}, {"pad_to": "99"}, {"blocked": "1,999"}),
          opens={"pad_to": {"mask": "padding"}, "blocked": {"mask": "custom"}}),

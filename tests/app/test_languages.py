@@ -9,7 +9,12 @@ from tests.app.languages import marked_chinese, untranslated
 from views import registry
 
 # Every page, and the states of a page that show other texts (a part, a mask, a decoding way).
-PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES]
+PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
+    ("masks", {"mask": "padding"}), ("masks", {"mask": "custom", "blocked": "1,2"}), ("masks", {"mask": "none"}),
+    ("masks", {"mask": "causal", "text": "word " * 300}), ("masks", {"model": "translator", "src": "我有一只猫"}),
+    ("steps", {"model": "random", "norm": "pre-LN", "layers": "2", "layer": "1", "text": "word " * 80}),
+    ("all-heads", {"text": "word " * 200}), ("softmax", {"model": "random", "temp": "2"}),
+]
 
 
 def _session(path: str, locale: str | None = None, **params) -> AppTest:

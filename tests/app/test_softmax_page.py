@@ -3,6 +3,7 @@ import json
 import math
 
 import apptest_harness as harness
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -47,25 +48,35 @@ def test_row_sum_and_entropy_in_nats_and_bits():
 
 
 def test_url_state_is_restored_and_written_back():
-    at = run(text="The cat sat on the mat", layer="3", head="7", query="2", scale="none")
+    at = run(text="The cat sat on the mat", layer="3", head="7", query="2", temp="2.5")
     assert not at.exception
     assert at.slider(key="layer").value == 3 and at.slider(key="head").value == 7
     assert at.selectbox(key="query").value == 2
-    assert at.radio(key="scale").value == "none"
+    assert at.slider(key="temp").value == 2.5
     at.selectbox(key="query").set_value(4).run()
     assert harness.link_value(at, "query") == "4" and harness.link_value(at, "text") == "The cat sat on the mat"
 
 
-@pytest.mark.parametrize("scale, sharper", [("4", True), ("none", True), ("0.25", False), ("0.5", False)])
-def test_temperature_sharpens_or_flattens(scale, sharper):
+@pytest.mark.parametrize("t, flatter", [("2", True), ("5", True), ("0.5", False), ("0.1", False)])
+def test_temperature_divides_the_scores_above_one_flatter_below_one_sharper(t, flatter):
+    """softmax(s / T): T > 1 raises the entropy, T < 1 lowers it (the usual meaning, as on the Translate page)."""
     at = run(text="The animal didn't cross the street because it was too tired.", layer="1", head="4",
-             query="3", scale=scale)
+             query="3", temp=t)
     assert not at.exception
-    standard, chosen = metric(at, "Entropy, standard"), next(
-        float(m.value.split()[0]) for m in at.metric if m.label.startswith("Entropy, τ"))
-    assert (chosen < standard) if sharper else (chosen > standard)
+    model, chosen = metric(at, "Entropy, T = 1"), metric(at, f"Entropy, T = {float(t):g}")
+    assert (chosen > model) if flatter else (chosen < model)
     overlay = charts(at)[4]
     assert len(overlay["data"]) == 2 and overlay["layout"]["yaxis"]["range"] == [0.0, 1.0]
+
+
+def test_temperature_one_is_the_models_row():
+    at = run(text="The animal didn't cross the street because it was too tired.", layer="3", head="1", query="10")
+    assert at.slider(key="temp").value == 1.0
+    model_bars, overlay = charts(at)[3], charts(at)[4]
+    row = harness.plotly_array(model_bars["data"][0]["y"])
+    np.testing.assert_allclose(harness.plotly_array(overlay["data"][1]["y"]), row, atol=1e-6)  # T = 1
+    np.testing.assert_allclose(harness.plotly_array(overlay["data"][0]["y"]), row, atol=1e-6)
+    assert metric(at, "Entropy, T = 1") == pytest.approx(metric(at, "Entropy (nats)"), abs=1e-4)
 
 
 def test_moving_query_head_or_scale_does_not_rerun_the_model():
@@ -73,7 +84,7 @@ def test_moving_query_head_or_scale_does_not_rerun_the_model():
     misses, forward = memory.budget().misses, memory.COMPUTED["forward"]
     at.selectbox(key="query").set_value(3).run()
     at.slider(key="head").set_value(5).run()
-    at.radio(key="scale").set_value("4").run()
+    at.slider(key="temp").set_value(3.0).run()
     assert not at.exception
     assert memory.budget().misses == misses  # not even one layer recomputed
     at.text_area(key="text").set_value("A new sentence runs the model once").run()

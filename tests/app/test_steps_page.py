@@ -67,7 +67,8 @@ def test_later_layer_starts_from_the_previous_output():
     at = run(text=TEXT, layer="4")
     assert not at.exception
     assert len(harness.charts(at)) == 16
-    assert any("output of layer 3" in lat.value for lat in at.latex)
+    assert any("X = Z_{3}" in lat.value for lat in at.latex)
+    assert any("The output Z of layer 3." in c.value for c in at.caption)
 
 
 def test_pre_ln_random_model_shows_the_norm_first():

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from viz.softmax import (SCALE_OPTIONS, as_neg_inf, entropy, probability_bars, scale_factor, scale_label,
-                         score_bars, softmax_row)
+from viz.softmax import as_neg_inf, entropy, probability_bars, score_bars, softmax_row, with_temperature
 
 INF = np.inf
 
@@ -48,22 +47,17 @@ def test_entropy_ignores_blocked_keys():
     assert entropy(p) == pytest.approx(math.log(2))
 
 
-def test_scale_factors_and_labels():
-    d_k = 64
-    assert scale_factor("standard", d_k) == pytest.approx(1 / 8)
-    assert scale_factor("none", d_k) == 1.0
-    assert scale_factor("2", d_k) == pytest.approx(2 / 8)
-    assert scale_factor("0.25", d_k) == pytest.approx(0.25 / 8)
-    assert "standard" in scale_label("standard", d_k) and "0.125" in scale_label("standard", d_k)
-    assert "no scaling" in scale_label("none", d_k)
-    assert set(SCALE_OPTIONS) >= {"standard", "none", "0.25", "0.5", "2", "4"}
-
-
-def test_bigger_scale_sharpens_smaller_flattens():
-    raw = np.array([3.0, 1.0, -2.0, 0.5, 2.0])
-    entropies = [entropy(softmax_row(raw * scale_factor(o, 32))) for o in ("0.25", "0.5", "standard", "2", "4", "none")]
-    assert entropies == sorted(entropies, reverse=True)
-    assert entropies[0] < math.log(5) and entropies[-1] > 0
+def test_temperature_one_is_the_row_above_one_flatter_below_one_sharper():
+    scores = np.array([3.0, 1.0, -2.0, 0.5, 2.0, -INF])
+    np.testing.assert_allclose(with_temperature(scores, 1.0), softmax_row(scores), atol=1e-12)
+    temperatures = [0.25, 0.5, 1.0, 2.0, 4.0]
+    entropies = [entropy(with_temperature(scores, t)) for t in temperatures]
+    assert entropies == sorted(entropies) and len(set(entropies)) == len(entropies)  # T up: flatter, always
+    assert entropies[-1] < math.log(5)  # the blocked key stays at 0, however flat
+    assert with_temperature(scores, 0.25).max() > softmax_row(scores).max() > with_temperature(scores, 4.0).max()
+    assert with_temperature(scores, 3.0)[-1] == 0.0
+    with pytest.raises(ValueError, match="positive"):
+        with_temperature(scores, 0.0)
 
 
 def test_as_neg_inf_turns_huge_negatives_into_minus_inf():
