@@ -3,7 +3,7 @@ import plotly.io as pio
 import streamlit as st
 
 from locales import _
-from views import frame, language, lone_surrogates, navigation, registry, state
+from views import frame, language, lecture, lone_surrogates, navigation, registry, state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
@@ -21,6 +21,8 @@ def main(start: str | None = None) -> None:
     with state.url_writes():  # one URL message per run, not one per widget
         state.check_link()
         language.switch()
+        lecture.toggle()
+        lecture.style()
         st.navigation(pages).run()
 
 

@@ -4,12 +4,11 @@ from contextlib import nullcontext
 import streamlit as st
 
 from locales import N_, _
-from views import state
-from views.chart import show_chart
+from views import lecture, state
+from views.chart import plotly, show_chart
 from views.frame import Page, link_to
 from views.memory import cached
 from views.models import Choice
-from views.pickers import chart_config
 from views.runs import Run
 from viz.attention import heatmap_spec
 from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
@@ -83,7 +82,7 @@ def view(page: Page) -> None:
     """Settings, mosaic, sliders and preview."""
     run, text, choice = page.run, page.text, page.choice
     notices = st.container()
-    settings = st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
+    settings = lecture.controls(1)[0] if lecture.on() else st.container(horizontal=True, gap="large")  # one block
     pool = state.choice(_("Downsampling of long sentences"), "pool", POOLS, "max", container=settings,
                         widget="radio", horizontal=True, format_func=lambda p: _(POOL_NAMES[p]),
                         help=_("Max-pool keeps a one-token pattern bright; block mean shows the average probability."))
@@ -96,13 +95,14 @@ def view(page: Page) -> None:
     st.caption(describe(mosaic))
 
     left, right = st.columns([1, 2])
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=left)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=left)
+    controls = lecture.controls(1)[0] if lecture.on() else left
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=controls)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=controls)
     with notices:
         state.show_notices()
     left.page_link(link_to("heatmap"),
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
-    chart.plotly_chart(mosaic_spec(mosaic, highlight=(layer, head)), config=chart_config(), key="mosaic",
-                       on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
+    plotly(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, on_select=lambda: pick_tile(mosaic.heads),
+           selection_mode="points")
     preview(run, layer, head, auto, right)

@@ -30,6 +30,7 @@ from _plotly_utils.utils import to_typed_array_spec
 from plotly.utils import PlotlyJSONEncoder
 from streamlit import config as st_config
 
+from views import lecture
 from views.pickers import chart_config
 from viz import wire
 
@@ -157,11 +158,18 @@ def element_key(key: str) -> str:
     return f"chart-{key}"
 
 
-def show_chart(figure, key: str, config: dict | None = None, container=None) -> None:
+def show_chart(figure, key: str, config: dict | None = None, container=None, lecture_height: int | None = None) -> None:
     """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
-    SVG download); default chart_config()."""
-    show_payload(pack(figure.to_dict(), chart_config(key) if config is None else config), key, container)
+    SVG download); default chart_config(). lecture_height: its height in lecture mode (default lecture's)."""
+    figure = lecture.figure(figure.to_dict(), lecture_height)
+    show_payload(pack(figure, chart_config(key) if config is None else config), key, container)
+
+
+def plotly(figure, key: str | None = None, container=None, **kwargs) -> None:
+    """st.plotly_chart of a figure (in `container`), with the session's toolbar, and for a projector in lecture
+    mode: the charts a page draws with Streamlit's own element (one it reruns rarely, or that is clicked)."""
+    (container or st).plotly_chart(lecture.figure(figure), config=chart_config(key), key=key, **kwargs)
 
 
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:

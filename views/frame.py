@@ -13,7 +13,7 @@ import streamlit as st
 
 import locales
 from locales import _
-from views import file_names, pickers, reading, runs, state, tour
+from views import file_names, lecture, pickers, reading, runs, state, tour
 from views.errors import or_stop
 from views.models import Choice, loaded_model, sources
 from views.registry import MODEL, RUN, TEXT, PageSpec, by_path
@@ -49,27 +49,30 @@ def render(spec: PageSpec) -> None:
     file_names.set_page(spec.path)
     st.title(_(spec.title))
     st.caption(_(spec.caption))
-    tour.banner(spec.path, locales.current())
+    tour.banner(spec.path, locales.current(), st.sidebar if lecture.on() else st)
     intro = getattr(module, "intro", None)
-    if intro is not None:
+    if intro is not None and not lecture.on():  # in front of a class the chart comes first
         intro()
     choice = pickers.model_choice(translator=spec.translator) if MODEL in spec.needs else None
     pickers.chart_format()
-    if TEXT in spec.needs:
-        _below_the_sidebar(spec, module.view, choice)
+    if TEXT in spec.needs:  # lecture mode puts the page's controls in the sidebar, which a fragment cannot write to
+        (_text_and_page if lecture.on() else _below_the_sidebar)(spec, module.view, choice)
     else:
         module.view(Page(spec, choice))
 
 
-@state.fragment
-def _below_the_sidebar(spec: PageSpec, view, choice: Choice | None) -> None:
-    """The text box, the pass and the page: typing or moving a slider reruns only this part (not the sidebar)."""
+def _text_and_page(spec: PageSpec, view, choice: Choice | None) -> None:
+    """The text box, the pass and the page."""
     file_names.begin_run()
-    text = pickers.sentence(**pickers.text_box(choice))
+    text = pickers.sentence(**pickers.text_box(choice), container=st.sidebar if lecture.on() else st)
     run = runs.run(choice, text) if RUN in spec.needs else None
     if run is not None:
         _how_the_model_read(choice, text, run)
     view(Page(spec, choice, text, run))
+
+
+# typing or moving a slider reruns only this part (not the sidebar)
+_below_the_sidebar = state.fragment(_text_and_page)
 
 
 def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:

@@ -24,7 +24,7 @@ import streamlit as st
 from _plotly_utils.utils import to_typed_array_spec
 
 from locales import N_, _
-from views import state
+from views import lecture, state
 from views.chart import element_key, pack, show_payload
 from views.pickers import chart_config
 from viz import wire
@@ -92,7 +92,7 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
     (layers, 1, R, C) for each layer's mean of heads (the Head slider is then shown disabled). title: the chart's
     title, with {layer} and {head} where the selection goes. chosen: (layer, head) from selection(); heads: how many
     the model has."""
-    fig = figure.to_dict()
+    fig = lecture.figure(figure.to_dict())
     trace = next(i for i, t in enumerate(fig["data"]) if t.get("type") == "heatmap")
     del fig["data"][trace]["z"]  # the sliders' map goes in its place, in the browser
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), "text": title}

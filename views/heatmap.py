@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from locales import _
-from views import downloads, state
+from views import downloads, lecture, state
 from views.chart import show_chart
 from views.frame import Page
 from views.head_chart import preloads, selection, show_head_chart
@@ -13,7 +13,8 @@ from viz.attention import heatmap_spec
 def view(page: Page) -> None:
     run = page.run
     # One row, not st.columns: every block (a row, a column) is one more message to the browser on every rerun.
-    controls = st.container(horizontal=True, gap="medium", vertical_alignment="center")
+    controls = (lecture.controls(1)[0] if lecture.on()
+                else st.container(horizontal=True, gap="medium", vertical_alignment="center"))
     mean = state.toggle(_("Mean of heads"), "mean", False, container=controls)
     auto_range = state.toggle(_("Auto colour range"), "auto", False, container=controls)
     in_browser = preloads(run.attentions)  # small: the chart draws its own sliders and swaps the maps itself

@@ -48,9 +48,25 @@ def controls(spec, **kwargs) -> list:
     return [st.sidebar.container() for _slot in range(n)]
 
 
-def figure(fig) -> dict | object:
-    """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: for a projector in lecture mode."""
+def figure(fig, height: int | None = None) -> dict | object:
+    """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: for a projector in lecture mode, `height` px
+    tall (default CHART_HEIGHT)."""
     if not on():
         return fig
     as_dict = fig if isinstance(fig, dict) else fig.to_dict()
-    return for_projector(as_dict, CHART_HEIGHT)
+    return for_projector(as_dict, height or CHART_HEIGHT)
+
+
+def one_at_a_time(count: int, label: str) -> int:
+    """In lecture mode: which of `count` parts of a long page to show (1-based), with Previous / Next in the
+    sidebar, bound to ?stage=; 0 (all of them) otherwise."""
+    if not on():
+        return 0
+
+    def move(by: int) -> None:
+        st.session_state["stage"] = min(count, max(1, st.session_state.get("stage", 1) + by))
+
+    back, forward = st.sidebar.columns(2)
+    back.button(_("Previous"), icon=":material/arrow_back:", on_click=move, args=(-1,), use_container_width=True)
+    forward.button(_("Next"), icon=":material/arrow_forward:", on_click=move, args=(1,), use_container_width=True)
+    return state.int_slider(label, "stage", 1, count, 1, container=st.sidebar)

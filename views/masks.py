@@ -5,7 +5,7 @@ import streamlit as st
 from locales import N_, _
 from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
 from model.translator_source import TRANSLATOR_KEY
-from views import downloads, state
+from views import downloads, lecture, state
 from views.chart import show_chart
 from views.frame import Page, link_to
 from views.runs import Mask
@@ -47,23 +47,25 @@ def intro() -> None:
 def choose_mask(tokens: tuple[str, ...], max_positions: int, pad: str = "[PAD]") -> Mask:
     """The mask kind and its settings (padding length, blocked keys), all bound to the URL. pad: the model's
     padding token."""
-    kind = state.choice(_("Mask"), "mask", MASK_KINDS, CAUSAL, widget="segmented_control",
+    where = lecture.controls(1)[0] if lecture.on() else st  # a projector: the settings in the sidebar
+    kind = state.choice(_("Mask"), "mask", MASK_KINDS, CAUSAL, widget="segmented_control", container=where,
                         format_func=lambda k: _(KIND_LABELS[k]) if k in KIND_LABELS else k)
     pad_to, blocked = 0, ()
     T = len(tokens)
     if pads(kind):
         high = min(max_positions, T + MAX_EXTRA_PADDING)
-        pad_to = state.int_slider(_("Pad the sentence to (tokens)"), "pad_to", T, high, min(high, T + 8))
+        pad_to = state.int_slider(_("Pad the sentence to (tokens)"), "pad_to", T, high, min(high, T + 8),
+                                  container=where)
         if pad_to <= T:
-            st.info((_("The sentence has {T} tokens (the model reads at most {most}): no {pad} is added, so padding "
+            where.info((_("The sentence has {T} tokens (the model reads at most {most}): no {pad} is added, so padding "
                        "masks nothing.") if T >= max_positions else
                      _("The sentence has {T} tokens (move the slider past it to add {pad} tokens): no {pad} is "
                        "added, so padding masks nothing.")).format(T=T, most=max_positions, pad=pad))
     if kind == CUSTOM:
         blocked = tuple(sorted(state.int_list(_("Key tokens to block"), "blocked", range(T),
-                                              lambda i: token_label(tokens, i))))
+                                              lambda i: token_label(tokens, i), container=where)))
         if not blocked:
-            st.info(_("Pick key tokens to block: no query will be able to attend to them."))
+            where.info(_("Pick key tokens to block: no query will be able to attend to them."))
     return Mask(kind, pad_to, blocked)
 
 
@@ -100,12 +102,12 @@ def view(page: Page) -> None:
     """The mask's settings, its matrix, the attention under it and what it changed, the downloads."""
     plain = page.run  # no mask: the baseline, and the sentence's tokens
     facts = page.model().facts
-    if page.choice.key == TRANSLATOR_KEY:
+    if page.choice.key == TRANSLATOR_KEY and not lecture.on():
         translator_note()
     mask = choose_mask(plain.tokens, facts.max_positions, pad_name(facts))
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
-    col1, col2 = st.columns(2)
+    col1, col2 = lecture.controls(2)
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
     big_map = "all"
@@ -113,7 +115,7 @@ def view(page: Page) -> None:
         big_map = state.choice(_("More than {n} tokens: one map at a time, so the page stays light").format(
                                    n=MAX_TOKENS_FOR_ALL),
                                "mask_map", ("attention", "difference", "mask"), "attention", widget="radio",
-                               horizontal=True, format_func=lambda m: _(MAP_LABELS[m]))
+                               horizontal=True, format_func=lambda m: _(MAP_LABELS[m]), container=col1)
     state.show_notices()
     maps(plain, run, mask, layer, head, big_map)
 

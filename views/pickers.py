@@ -138,10 +138,10 @@ def random_config(container=None):
     return config
 
 
-def sentence(label: str | None = None, name: str = "text", default: str = DEFAULT_TEXT) -> str:
+def sentence(label: str | None = None, name: str = "text", default: str = DEFAULT_TEXT, container=st) -> str:
     """The text box bound to ?text= (label: default "Sentence"); on empty text it says what to do and stops the
     page."""
-    value = state.text(label or _("Sentence"), name, default, MAX_TEXT_CHARS, height=80)
+    value = state.text(label or _("Sentence"), name, default, MAX_TEXT_CHARS, container=container, height=80)
     if not value.strip():
         st.info(_("Type a sentence above to see its attention."))
         state.stop()

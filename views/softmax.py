@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 from locales import _
-from views import state
+from views import lecture, state
+from views.chart import plotly
 from views.frame import Page
-from views.pickers import chart_config
 from viz.labels import long_text_labels, token_label
 from viz.softmax import as_neg_inf, entropy, probability_bars, score_bars, softmax_row, with_temperature
 
@@ -21,7 +21,7 @@ def view(page: Page) -> None:
     T = len(run.tokens)
     keys = long_text_labels(run.tokens)
 
-    col1, col2, col3 = st.columns([2, 2, 3])
+    col1, col2, col3 = lecture.controls([2, 2, 3])
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
     query = state.choice(_("Query token"), "query", range(T), 1 if T > 2 else 0, container=col3,
@@ -41,15 +41,14 @@ def view(page: Page) -> None:
     who = html.escape(token_label(run.tokens, query), quote=False)  # a token, in a title: plotly reads some HTML
 
     c1, c2 = st.columns(2)
-    c1.plotly_chart(score_bars(raw, keys, _("(1) raw scores q·k for query {token}").format(token=who), "q·k"),
-                    config=chart_config())
-    c2.plotly_chart(score_bars(scaled, keys, _("(2) scaled: q·k × {scale}").format(scale=f"{attn.scale:.4g}"),
-                               "q·k / √d_k"), config=chart_config())
+    plotly(score_bars(raw, keys, _("(1) raw scores q·k for query {token}").format(token=who), "q·k"),
+           "raw", c1)
+    plotly(score_bars(scaled, keys, _("(2) scaled: q·k × {scale}").format(scale=f"{attn.scale:.4g}"),
+                      "q·k / √d_k"), "scaled", c2)
     c3, c4 = st.columns(2)
-    c3.plotly_chart(score_bars(mask, keys, _("(3) mask M added (0 = allowed, -inf = blocked)"), "M",
-                               show_values=T <= 64),
-                    config=chart_config())
-    c4.plotly_chart(probability_bars(probs, keys, _("(4) softmax probabilities")), config=chart_config())
+    plotly(score_bars(mask, keys, _("(3) mask M added (0 = allowed, -inf = blocked)"), "M", show_values=T <= 64),
+           "mask", c3)
+    plotly(probability_bars(probs, keys, _("(4) softmax probabilities")), "probabilities", c4)
     c3.caption(_("No mask on this page (no padding), so every key gets 0. A blocked key would be -inf, which a chart "
                  "cannot draw: it is shown as a grey hatched bar reaching down off the axis, labelled -inf."))
     if not math.isclose(attn.scale, 1 / math.sqrt(d_k), rel_tol=1e-4):
@@ -74,7 +73,7 @@ def view(page: Page) -> None:
 def temperature(scores: np.ndarray, keys, d_k: int) -> None:
     """The row under a temperature T, softmax(s / T), beside the model's (T = 1): the model is not run again."""
     st.subheader(_("Temperature: how T sharpens or flattens the softmax"))
-    slider, formula = st.columns([2, 3])
+    slider, formula = lecture.controls([2, 3])
     t = state.float_slider(_("Temperature T"), "temp", *TEMPERATURES, 1.0, container=slider, step=0.1,
                            help=_("T = 1 is the model. T > 1 flattens the row toward uniform; T < 1 sharpens it "
                                   "toward the largest score."))
@@ -83,9 +82,8 @@ def temperature(scores: np.ndarray, keys, d_k: int) -> None:
                   r"\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}")
     model_row = softmax_row(scores)  # (S,) T = 1
     chosen = with_temperature(scores, t)  # (S,) only this row is recomputed; the model is not re-run
-    st.plotly_chart(probability_bars(model_row, keys, _("the model (T = 1) vs T = {t}").format(t=f"{t:g}"),
-                                     compare=chosen, compare_name=f"T = {t:g}", name=_("the model, T = 1")),
-                    config=chart_config())
+    plotly(probability_bars(model_row, keys, _("the model (T = 1) vs T = {t}").format(t=f"{t:g}"),
+                            compare=chosen, compare_name=f"T = {t:g}", name=_("the model, T = 1")), "temperature")
     h_model, h_new = entropy(model_row), entropy(chosen)
     t1, t2, t3 = st.columns(3)
     t1.metric(_("Entropy, T = 1"), _("{value} nats").format(value=f"{h_model:.4f}"),

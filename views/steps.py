@@ -8,7 +8,7 @@ import torch
 
 from locales import _
 from model.masks import is_blocked
-from views import state
+from views import lecture, state
 from views.chart import show_chart
 from views.frame import Page
 from viz.labels import long_text_labels
@@ -17,6 +17,8 @@ from viz.matrix import matrix_heatmap, shape_label, window
 MAX_ROWS = 64  # tokens shown per heatmap: beyond this a slider picks the window (keeps the page light at 512)
 MAX_DIMS = 64  # columns shown for wide matrices (d_model, d_ff)
 PER_ROW = 4  # at most this many heatmaps side by side
+STEPS = 12
+LECTURE_HEIGHT = 440  # a panel's height in lecture mode: the step's title and formula sit above it on the screen
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class View:
     row0: int
     row1: int
     dim0: int
+    only: int = 0  # lecture mode: the one step drawn (1..STEPS); 0: every step
 
 
 def rows_of(t: torch.Tensor) -> np.ndarray:
@@ -59,7 +62,7 @@ def draw(shown: View, panel: Panel, container) -> None:
     z = panel.values[shown.row0:shown.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
-    show_chart(fig, key=panel.name, container=container)
+    show_chart(fig, key=panel.name, container=container, lecture_height=LECTURE_HEIGHT)
     rows, columns = (shown.row0, shown.row1) != (0, T), (lo, hi) != (0, width)
     if rows and columns:
         container.caption(_("Showing tokens {r0}–{r1} of {T}, dimensions {lo}–{hi} of {width}.").format(
@@ -71,8 +74,12 @@ def draw(shown: View, panel: Panel, container) -> None:
 
 
 def step(shown: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
-    """A numbered step: its title, its formula (st.latex), its matrices side by side."""
-    st.divider()
+    """A numbered step ("N. ..."): its title, its formula (st.latex), its matrices side by side. In lecture mode only
+    the step chosen in the sidebar (shown.only) is drawn."""
+    if shown.only and int(title.split(".")[0]) != shown.only:
+        return
+    if not shown.only:
+        st.divider()
     text_col, chart_col = st.columns([1, 3])
     text_col.markdown(f"#### {title}")
     if note:
@@ -93,23 +100,25 @@ def view(page: Page) -> None:
     T = len(run.tokens)
     labels = long_text_labels(run.tokens, MAX_ROWS)
 
-    col1, col2 = st.columns(2)
+    only = lecture.one_at_a_time(STEPS, _("Step"))
+    col1, col2 = lecture.controls(2)
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
     lt = run.trace.layers[layer]
     attn, sa_block = lt.self_attn, lt.self_attn_block
     d_model, d_k, d_ff = facts.d_model, facts.head_dim, facts.d_ff
-    col3, col4 = st.columns(2)
+    col3, col4 = lecture.controls(2)
     row0 = state.int_slider(_("First token shown"), "row0", 0, max(0, T - MAX_ROWS), 0, container=col3,
                             help=_("Each heatmap shows at most {n} tokens.").format(n=MAX_ROWS))
     dim0 = state.int_slider(_("First dimension shown"), "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
                             container=col4, help=_("Wide matrices show {n} dimensions at a time.").format(n=MAX_DIMS))
     state.show_notices()
-    shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0)
+    shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0, only)
 
     pre_ln = facts.norm_first
     sizes = dict(d_model=d_model, heads=run.num_heads, d_k=d_k, d_ff=d_ff, T=T)
-    st.info((_("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
+    where = st.sidebar if only else st
+    where.info((_("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
                "$y = x + f(\\mathrm{{LN}}(x))$. d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, "
                "T = {T} tokens.") if pre_ln else
              _("**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \\mathrm{{LN}}(x + f(x))$. "
@@ -209,5 +218,6 @@ def output_steps(shown: View, run, layer: int, facts) -> None:
         step(shown, _("12. Add & Norm: the layer's output"), r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
              [Panel("Y + FFN", "T, d_model", rows_of(ffn_block.residual)),
               Panel("Z", "T, d_model", rows_of(ffn_block.output))])
-    st.caption(_("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
-               else _("Z is the encoder's output."))
+    (st.sidebar if shown.only else st).caption(
+        _("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
+        else _("Z is the encoder's output."))

@@ -100,10 +100,10 @@ def stop_here(path: str) -> int | None:
     return k if STOPS[k - 1].path == path else None
 
 
-def _nav(k: int, lang: str, container) -> None:
+def _nav(k: int, lang: str, container, stacked: bool = False) -> None:
     from views.frame import link_to
 
-    left, middle, right = container.columns(3)
+    left, middle, right = [container] * 3 if stacked else container.columns(3)
     if k > 1:
         left.page_link(link_to(STOPS[k - 2].path), label=_("Previous: {title}").format(title=_(STOPS[k - 2].title)),
                        icon=":material/arrow_back:", query_params=query_params(k - 1, lang))
@@ -114,16 +114,17 @@ def _nav(k: int, lang: str, container) -> None:
                         icon=":material/arrow_forward:", query_params=query_params(k + 1, lang))
 
 
-def banner(path: str, lang: str) -> None:
-    """Above a page opened from the tour: the stop, what to look at, previous / next, and its link."""
+def banner(path: str, lang: str, where=st) -> None:
+    """Above a page opened from the tour (or in `where`, the sidebar in lecture mode): the stop, what to look at,
+    previous / next, and its link."""
     k = stop_here(path)
     if k is None:
         return
     stop = STOPS[k - 1]
-    box = st.container(border=True)
+    box = where.container(border=True)
     box.markdown(_("**Tour, stop {k} of {n}: {title}**").format(k=k, n=len(STOPS), title=_(stop.title)))
     box.markdown(_(stop.text))
-    _nav(k, lang, box)
+    _nav(k, lang, box, stacked=where is not st)
     with box.expander(_("This stop's link, for a slide")):
         st.code(link(k, lang), language=None, wrap_lines=True)
 
