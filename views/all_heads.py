@@ -9,6 +9,7 @@ from views.chart import plotly, show_chart
 from views.frame import Page, link_to
 from views.memory import cached
 from views.models import Choice
+from views.pickers import first_head
 from views.runs import Run
 from viz.attention import heatmap_spec
 from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
@@ -95,9 +96,10 @@ def view(page: Page) -> None:
     st.caption(describe(mosaic))
 
     left, right = st.columns([1, 2])
+    first = first_head(page.choice, run.num_layers, run.num_heads)
     controls = lecture.controls(1)[0] if lecture.on() else left
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=controls)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=controls)
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls)
     with notices:
         state.show_notices()
     left.page_link(link_to("heatmap"),

@@ -76,11 +76,12 @@ def take_move(key: str, layers: int, heads: int) -> None:
         st.session_state["layer"], st.session_state["head"] = chosen["layer"], chosen["head"]
 
 
-def selection(key: str, layers: int, heads: int) -> tuple[int, int]:
+def selection(key: str, layers: int, heads: int, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
     """(layer, head) the chart `key` shows: its sliders' when they moved since the last run, else ?layer=&head= of the
     link, else the values kept from another page (views.state); checked, and written back to the link."""
     take_move(key, layers, heads)
-    return state.int_param("layer", 0, layers - 1, 0), state.int_param("head", 0, heads - 1, 0)
+    return (state.int_param("layer", 0, layers - 1, default[0]),
+            state.int_param("head", 0, heads - 1, default[1]))
 
 
 def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tuple[int, int], heads: int,

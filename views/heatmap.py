@@ -7,6 +7,7 @@ from views import downloads, lecture, state
 from views.chart import show_chart
 from views.frame import Page
 from views.head_chart import preloads, selection, show_head_chart
+from views.pickers import first_head
 from viz.attention import heatmap_spec
 
 
@@ -17,12 +18,13 @@ def view(page: Page) -> None:
                 else st.container(horizontal=True, gap="medium", vertical_alignment="center"))
     mean = state.toggle(_("Mean of heads"), "mean", False, container=controls)
     auto_range = state.toggle(_("Auto colour range"), "auto", False, container=controls)
+    first = first_head(page.choice, run.num_layers, run.num_heads)
     in_browser = preloads(run.attentions)  # small: the chart draws its own sliders and swaps the maps itself
     if in_browser:
-        layer, head = selection("heatmap", run.num_layers, run.num_heads)
+        layer, head = selection("heatmap", run.num_layers, run.num_heads, first)
     else:
-        layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=controls)
-        head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=controls, disabled=mean)
+        layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
+        head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls, disabled=mean)
     state.show_notices()
 
     probs = run.attentions[layer].mean(axis=0) if mean else run.attentions[layer, head]

@@ -14,7 +14,7 @@ from viz.lecture import for_projector
 NAME = "lecture"
 # The viewport of a 1280x720 projector (or 1920x1080 at 150 %) is 720 CSS px tall; above the chart are the app's
 # header band (3.5 rem) and the page's title: a chart of this height ends above the bottom edge.
-CHART_HEIGHT = 540
+CHART_HEIGHT = 480
 _CSS = """<style>
 [data-testid="stMainBlockContainer"] {padding-top: 3.5rem; padding-bottom: 1rem;}
 [data-testid="stMainBlockContainer"] h1 {font-size: 1.75rem; padding: 0 0 0.25rem 0;}

@@ -8,6 +8,7 @@ from model.translator_source import TRANSLATOR_KEY
 from views import downloads, lecture, state
 from views.chart import show_chart
 from views.frame import Page, link_to
+from views.pickers import first_head
 from views.runs import Mask
 from views.runs import run as run_of
 from viz.attention import heatmap_spec
@@ -107,9 +108,10 @@ def view(page: Page) -> None:
     mask = choose_mask(plain.tokens, facts.max_positions, pad_name(facts))
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
+    first = first_head(page.choice, run.num_layers, run.num_heads)
     col1, col2 = lecture.controls(2)
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=col1)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=col2)
     big_map = "all"
     if len(run.tokens) > MAX_TOKENS_FOR_ALL:  # the mask too: (T, T) bytes is 0.38 MB on the wire at 512 tokens
         big_map = state.choice(_("More than {n} tokens: one map at a time, so the page stays light").format(

@@ -163,3 +163,13 @@ def layer_head(num_layers: int, num_heads: int, label: str | None = None, layer:
 def pick(maps, layer: int, head: int, mean: bool):
     """What layer_head() picked of maps (layers, heads, L, S): one head's (L, S), or the mean of the layer's heads."""
     return maps[layer].mean(axis=0) if mean else maps[layer, head]
+
+
+def first_head(choice, num_layers: int, num_heads: int) -> tuple[int, int]:
+    """The layer and head a page opens at before any is chosen: on the pretrained MiniLM the head measured best at
+    `it` -> what it refers to (model.showcase), not layer 0 head 0; (0, 0) on other models."""
+    from model.showcase import SHOWCASE
+    from model.sources import DEFAULT_KEY
+
+    layer, head = SHOWCASE["all-MiniLM-L6-v2"] if choice is not None and choice.key == DEFAULT_KEY else (0, 0)
+    return (layer, head) if layer < num_layers and head < num_heads else (0, 0)

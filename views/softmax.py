@@ -9,6 +9,7 @@ from locales import _
 from views import lecture, state
 from views.chart import plotly
 from views.frame import Page
+from views.pickers import first_head
 from viz.labels import long_text_labels, token_label
 from viz.softmax import as_neg_inf, entropy, probability_bars, score_bars, softmax_row, with_temperature
 
@@ -21,10 +22,13 @@ def view(page: Page) -> None:
     T = len(run.tokens)
     keys = long_text_labels(run.tokens)
 
+    first = first_head(page.choice, run.num_layers, run.num_heads)
     col1, col2, col3 = lecture.controls([2, 2, 3])
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
-    query = state.choice(_("Query token"), "query", range(T), 1 if T > 2 else 0, container=col3,
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=col1)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=col2)
+    it = run.tokens.index("it") if first != (0, 0) and "it" in run.tokens else None  # the showcase head's row
+    query = state.choice(_("Query token"), "query", range(T), it if it is not None else (1 if T > 2 else 0),
+                         container=col3,
                          format_func=lambda i: token_label(run.tokens, i))
     attn = run.attention(layer)
     d_k = page.model().facts.head_dim

@@ -11,6 +11,7 @@ from model.masks import is_blocked
 from views import lecture, state
 from views.chart import show_chart
 from views.frame import Page
+from views.pickers import first_head
 from viz.labels import long_text_labels
 from viz.matrix import matrix_heatmap, shape_label, window
 
@@ -101,9 +102,10 @@ def view(page: Page) -> None:
     labels = long_text_labels(run.tokens, MAX_ROWS)
 
     only = lecture.one_at_a_time(STEPS, _("Step"))
+    first = first_head(page.choice, run.num_layers, run.num_heads)
     col1, col2 = lecture.controls(2)
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, 0, container=col1)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, 0, container=col2)
+    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=col1)
+    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=col2)
     lt = run.trace.layers[layer]
     attn, sa_block = lt.self_attn, lt.self_attn_block
     d_model, d_k, d_ff = facts.d_model, facts.head_dim, facts.d_ff

@@ -12,7 +12,7 @@ from locales import _
 TICK_PX = 20  # ticks, token labels, legend, colour bar
 TITLE_PX = 22
 CELL_TEXT_TOKENS = 16  # a map of at most this many tokens a side gets its probabilities written in its cells
-LINE_PX = 1.25 * TICK_PX  # what one label needs across its axis, upright
+LINE_PX = TICK_PX  # what one label needs across its axis, upright (20 px rows: labels touch, never overlap)
 
 
 def _font(existing: dict | None, size: int) -> dict:
@@ -67,7 +67,7 @@ def for_projector(figure: dict, height: int) -> dict:
             if x and y and max(len(x), len(y)) <= CELL_TEXT_TOKENS and "texttemplate" not in trace:
                 trace["texttemplate"] = "%{z:.2f}"
                 trace["textfont"] = {"size": 16}
-            plot_px = height - 160  # the rest is the title, the key labels above and the margins
+            plot_px = height - 150  # the rest is the title, the key labels above and the margins
             _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
             _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
     figure["layout"] = layout

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 import viz.mosaic
+from model.showcase import SHOWCASE
 from views import memory, runs
 
 
@@ -33,7 +34,9 @@ def test_default_page_shows_the_mosaic_a_preview_and_a_link():
     assert any("6 layers × 12 heads" in c.value and "KB" in c.value for c in at.caption)
     params = link_params(at)
     assert at.get("page_link")[0].proto.page_script_hash == calc_hash("heatmap")  # st.Page hashes its url_path
-    assert (params["text"], params["model"], params["layer"], params["head"]) == ("Hello students", "minilm", "0", "0")
+    layer, head = map(str, SHOWCASE["all-MiniLM-L6-v2"])  # the head a student sees first (model.showcase)
+    assert (params["text"], params["model"]) == ("Hello students", "minilm")
+    assert (params["layer"], params["head"]) == (layer, head)
 
 
 def test_url_state_is_restored_and_the_link_follows_the_sliders():

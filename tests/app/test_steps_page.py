@@ -30,7 +30,7 @@ def z_of(spec: dict) -> np.ndarray:
 
 
 def test_layer_0_walks_from_embeddings_to_the_ffn():
-    at = run(text=TEXT, head="2")
+    at = run(text=TEXT, layer="0", head="2")
     assert not at.exception
     assert at.title[0].value == "Step by step"
     labels = shapes(at)
@@ -114,7 +114,7 @@ def test_moving_layer_or_head_does_not_rerun_the_model():
 
 
 def test_512_tokens_show_a_window_and_stay_under_1_mb():
-    at = run(text="word " * 600, row0="400")
+    at = run(text="word " * 600, row0="400", layer="0")
     assert not at.exception
     assert at.slider(key="row0").max == 512 - 64 and at.slider(key="row0").value == 400
     assert any("tokens 400–463 of 512" in c.value for c in at.caption)
