@@ -109,11 +109,14 @@ def test_beam_search_shows_its_beam_at_each_step(translator):
     at = open_translate(decode="beam", beam="3")
     (ids,) = beam_search(translator, source_ids(translator, "我有一只猫"), 3)
     assert translation(at) == words_of(translator, ids) == "I have a cat"
-    (table,) = [m.value for m in at.markdown if m.value.startswith("**The beam after step 0**")]
-    assert table.count("| open |") == 3 and "| open | I |" in table
+    assert any(m.value.startswith("**The beam after step 0**") for m in at.markdown)
+    (table,) = at.dataframe
+    beam = list(zip(table.value["state"], table.value["prefix"]))
+    assert [state for state, _ in beam] == ["open"] * 3 and ("open", "I") in beam
     slider(at, "step").set_value(4).run()
-    (table,) = [m.value for m in at.markdown if m.value.startswith("**The beam after step 4**")]
-    assert "| finished | I have a cat ` <eos> ` |" in table
+    assert any(m.value.startswith("**The beam after step 4**") for m in at.markdown)
+    (table,) = at.dataframe
+    assert ("finished", "I have a cat <eos>") in zip(table.value["state"], table.value["prefix"])
 
 
 def test_alignment_maps_are_the_decodings_and_mean_averages_the_heads(translator):
