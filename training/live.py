@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from locales import N_, _
+
 from .progress import read_latest
 
 STEPS_ENV = "ATTNVIZ_LIVE_STEPS"
@@ -34,16 +36,27 @@ MAX_STEPS = 5000
 ROOT = Path(__file__).resolve().parents[1]
 PROGRESS = "progress.jsonl"
 RUNNING, FINISHED, STOPPED, FAILED = "running", "finished", "stopped", "failed"
+# why a run stopped or failed: English in LiveRun.why (logs, tests), in the page's language from LiveRun.reason()
+STOPPED_BY_OWNER = N_("stopped by the visitor who started it")
+SHUTTING_DOWN = N_("the server is shutting down")
+TOO_LONG = N_("it ran longer than {seconds} s, the most a live run may")
+CRASHED = N_("the training process ended with an error (exit code {code}); the server's log has the details")
 _log = logging.getLogger(__name__)
 
 
+class BadSetting(ValueError):
+    def __init__(self, raw: str):  # ATTNVIZ_LIVE_STEPS is not a number of steps; .raw: what it was set to
+        super().__init__(f"{STEPS_ENV} must be a whole number of steps from 0 (off) to {MAX_STEPS}, not {raw!r}")
+        self.raw = raw
+
+
 def live_steps(environ=os.environ) -> int:
-    """ATTNVIZ_LIVE_STEPS: steps of a live run, 0 = live training off; ValueError (saying what to set) if bad."""
+    """ATTNVIZ_LIVE_STEPS: steps of a live run, 0 = live training off; BadSetting (saying what to set) if bad."""
     raw = environ.get(STEPS_ENV, "").strip()
     if not raw:
         return DEFAULT_STEPS
     if not raw.isdigit() or int(raw) > MAX_STEPS:
-        raise ValueError(f"{STEPS_ENV} must be a whole number of steps from 0 (off) to {MAX_STEPS}, not {raw!r}")
+        raise BadSetting(raw)
     return int(raw)
 
 
@@ -83,11 +96,17 @@ class LiveRun:
     config: dict | None = None  # the model's (model.translator.TranslatorConfig), once the process has started
     ended: float | None = None  # time.time() when it ended
     test: float | None = None  # the final test's exact match, once finished
-    why: str = ""  # why it stopped or failed, in plain words
+    why: str = ""  # why it stopped or failed, in plain words (English)
     owner: str = field(default="", repr=False)  # the session that started it
+    why_message: str = ""  # why, as a catalog message (STOPPED_BY_OWNER...): runs are shared by every language
+    why_fields: tuple = ()  # its str.format fields, (name, value) pairs
 
     def seconds(self, now: float | None = None) -> float:
         return (self.ended or now or time.time()) - self.started
+
+    def reason(self) -> str:
+        """why, in the language of the session showing it."""
+        return _(self.why_message).format(**dict(self.why_fields)) if self.why_message else self.why
 
 
 class AlreadyRunning(Exception):
@@ -107,7 +126,7 @@ class LiveTraining:
         self._dir: Path | None = None
         self._read_at, self._partial = 0, b""
         self._final: dict | None = None  # the finished run's weights
-        self._stop_asked = ""
+        self._stop_asked: tuple = ()  # (message, fields) of why the run is being stopped
         self._watcher: threading.Thread | None = None
         self._started = 0
         atexit.register(self.shutdown)
@@ -118,7 +137,7 @@ class LiveTraining:
             if self._run is not None and self._run.state == RUNNING:
                 raise AlreadyRunning(self._run)
             self._dir = Path(tempfile.mkdtemp(prefix="attnviz-live-", dir=self.temp_root))
-            self._read_at, self._partial, self._final, self._stop_asked = 0, b"", None, ""
+            self._read_at, self._partial, self._final, self._stop_asked = 0, b"", None, ()
             self._started += 1
             log = (self._dir / "log.txt").open("wb")
             try:
@@ -149,7 +168,7 @@ class LiveTraining:
         with self._lock:
             if self._run is None or self._run.state != RUNNING or self._run.owner != owner:
                 return False
-            self._stop_asked = "stopped by the visitor who started it"
+            self._stop_asked = (STOPPED_BY_OWNER, ())
             self._proc.terminate()
             watcher = self._watcher
         watcher.join(wait)
@@ -171,7 +190,7 @@ class LiveTraining:
         with self._lock:
             proc, watcher = self._proc, self._watcher
             if self._run is not None and self._run.state == RUNNING:
-                self._stop_asked = "the server is shutting down"
+                self._stop_asked = (SHUTTING_DOWN, ())
         if proc is not None and proc.poll() is None:
             proc.terminate()
         if watcher is not None:
@@ -184,7 +203,7 @@ class LiveTraining:
             proc.wait(timeout=self.settings.max_seconds)
         except subprocess.TimeoutExpired:
             with self._lock:
-                self._stop_asked = f"it ran longer than {self.settings.max_seconds:.0f} s, the most a live run may"
+                self._stop_asked = (TOO_LONG, (("seconds", f"{self.settings.max_seconds:.0f}"),))
             proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -200,7 +219,7 @@ class LiveTraining:
         run, directory = self._run, self._dir
         now = time.time()
         if self._stop_asked:
-            self._run = replace(run, state=STOPPED, ended=now, why=self._stop_asked)
+            self._run = replace(run, state=STOPPED, ended=now, **_why(*self._stop_asked))
         elif code == 0 and run.test is not None:
             self._final = _read_final(directory)
             self._run = replace(run, state=FINISHED, ended=now,
@@ -208,9 +227,7 @@ class LiveTraining:
         else:
             tail = (directory / "log.txt").read_bytes()[-2000:].decode(errors="replace") if directory else ""
             _log.warning("the live training ended with exit code %s:\n%s", code, tail)
-            self._run = replace(run, state=FAILED, ended=now,
-                                why=f"the training process ended with an error (exit code {code}); the server's "
-                                    "log has the details")
+            self._run = replace(run, state=FAILED, ended=now, **_why(CRASHED, (("code", code),)))
         self._proc, self._dir = None, None
         if directory is not None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -229,6 +246,10 @@ class LiveTraining:
         *lines, self._partial = (self._partial + chunk).split(b"\n")
         if lines:
             self._run = _apply(self._run, [json.loads(line) for line in lines if line.strip()])
+
+
+def _why(message: str, fields: tuple) -> dict:  # LiveRun's why (English, for logs) and what the page translates
+    return {"why": message.format(**dict(fields)), "why_message": message, "why_fields": fields}
 
 
 def _apply(run: LiveRun, events: list[dict]) -> LiveRun:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from locales import N_, _
 from views import state
 from views.frame import Page
 from views.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
@@ -16,13 +17,17 @@ from views.runs import unknown_notice
 
 # ?part= -> (label, module): each module has section(t: Translate)
 PARTS = {
-    "steps": ("Step by step", "views.translate_steps"),
-    "alignment": ("Alignment", "views.translate_alignment"),
-    "heads": ("Switch heads off", "views.translate_heads"),
-    "forcing": ("Teacher forcing", "views.translate_forcing"),
-    "learning": ("Watch it learn", "views.translate_learning"),
-    "live": ("Train it live", "views.translate_live"),
+    "steps": (N_("Step by step"), "views.translate_steps"),
+    "alignment": (N_("Alignment"), "views.translate_alignment"),
+    "heads": (N_("Switch heads off"), "views.translate_heads"),
+    "forcing": (N_("Teacher forcing"), "views.translate_forcing"),
+    "learning": (N_("Watch it learn"), "views.translate_learning"),
+    "live": (N_("Train it live"), "views.translate_live"),
 }
+# a head's name by its block, the whole phrase (Chinese does not glue "encoder self" and "-attention")
+HEAD_NAMES = {"encoder": N_("encoder self-attention · layer {layer} · head {head}"),
+              "decoder": N_("decoder self-attention · layer {layer} · head {head}"),
+              "cross": N_("cross-attention · layer {layer} · head {head}")}
 # a statement, a reordering (the time word goes last), a question, a negation
 EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")
 PLAYING = "_translate_playing"  # session key: the step part is playing (its fragment reruns by itself)
@@ -42,17 +47,16 @@ class Translate:
 
 
 def intro() -> None:
-    st.info("A small Transformer trained by this project (in about a minute, on this kind of machine) on a toy "
-            "Chinese → English language of about 430,000 sentences. Step through its decoding word by word, see "
-            "which characters each English word looks at, switch heads off, and watch it learn.",
+    st.info(_("A small Transformer trained by this project (in about a minute, on this kind of machine) on a toy "
+              "Chinese → English language of about 430,000 sentences. Step through its decoding word by word, see "
+              "which characters each English word looks at, switch heads off, and watch it learn."),
             icon=":material/translate:")
 
 
 def head_name(name: str) -> str:
-    """"cross.1.3" -> "cross-attention · layer 1 · head 3"."""
+    """"cross.1.3" -> "cross-attention · layer 1 · head 3", in the session's language."""
     block, layer, head = name.split(".")
-    what = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}[block]
-    return f"{what}-attention · layer {layer} · head {head}"
+    return _(HEAD_NAMES[block]).format(layer=layer, head=head)
 
 
 def heads_off(config) -> tuple[tuple[str, int, int], ...]:
@@ -60,10 +64,13 @@ def heads_off(config) -> tuple[tuple[str, int, int], ...]:
     from model.incremental import BLOCKS, parse_head
 
     names = [f"{b}.{layer}.{h}" for b in BLOCKS for layer in range(config.num_layers) for h in range(config.nhead)]
-    chosen = state.name_list("Heads switched off", "off", names, head_name, container=st.sidebar,
-                             placeholder="none: the whole model",
-                             help="A head switched off adds nothing to its layer's output (its context is zeroed "
-                                  "before W_O); every part of the page then uses the model without it.")
+    # the names translated now, while the page is drawn in the session's language (Streamlit formats the options
+    # again when a value comes back)
+    shown = {name: head_name(name) for name in names}.__getitem__
+    chosen = state.name_list(_("Heads switched off"), "off", names, shown, container=st.sidebar,
+                             placeholder=_("none: the whole model"),
+                             help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
+                                    "before W_O); every part of the page then uses the model without it."))
     return tuple(parse_head(name) for name in chosen)
 
 
@@ -71,19 +78,19 @@ def source_text() -> str:
     """The Chinese source box (?src=); empty text, or text without a Chinese character, says what to do and stops."""
     from model.vocabulary import chinese_tokens
 
-    src = state.text("Chinese sentence (what the encoder reads)", "src", CHINESE_SOURCE, MAX_TEXT_CHARS, area=False,
-                     placeholder="e.g. 我有一只猫")
+    src = state.text(_("Chinese sentence (what the encoder reads)"), "src", CHINESE_SOURCE, MAX_TEXT_CHARS,
+                     area=False, placeholder=_("e.g. 我有一只猫"))
     examples = st.container(horizontal=True, gap="small")
     for example in EXAMPLES:
         examples.button(example, type="tertiary", on_click=_set_source, args=(example,), key=f"example-{example}")
     if not src.strip():
-        st.info("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书.",
+        st.info(_("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书."),
                 icon=":material/edit:")
         state.show_notices()
         state.stop()
     if not any("\u3400" <= c <= "\u9fff" for c in chinese_tokens(src)):
-        st.info("The translator reads Chinese characters, one token each, and this text has none (only Latin "
-                "letters, digits or punctuation). Try 我有一只猫.", icon=":material/translate:")
+        st.info(_("The translator reads Chinese characters, one token each, and this text has none (only Latin "
+                  "letters, digits or punctuation). Try 我有一只猫."), icon=":material/translate:")
         state.show_notices()
         state.stop()
     return src
@@ -99,20 +106,23 @@ def say_what_it_is(t: Translate) -> None:
 
     total = t.source.total_tokens
     if total > len(t.source.tokens):
-        state.notice(f"This text has {total} characters; the translator reads at most {len(t.source.tokens)} (a "
-                     f"sentence of its language has at most {LONGEST_CHINESE}), so it reads only the first "
-                     f"{len(t.source.tokens)}.")
+        state.notice(_("This text has {total} characters; the translator reads at most {read} (a sentence of its "
+                       "language has at most {longest}), so it reads only the first {read}.").format(
+            total=total, read=len(t.source.tokens), longest=LONGEST_CHINESE))
     if t.source.unknown:
         state.notice(unknown_notice(t.source.unknown, "character"))
     state.show_notices()
     if t.reference is None:
-        st.caption(":material/help: Not a sentence of the toy language (see the tutorial's TOY_LANGUAGE.md): the "
-                   "translation below is the model's guess, and no answer is right or wrong.")
+        st.caption(":material/help: " + _("Not a sentence of the toy language (see the tutorial's "
+                                           "TOY_LANGUAGE.md): the translation below is the model's guess, and no "
+                                           "answer is right or wrong."))
+    elif t.held_out:
+        st.caption(":material/check_circle: " + _("A sentence of the toy language (held out: the translator never "
+                                                   "saw it in training). Its translation: *{english}*").format(
+            english=t.reference))
     else:
-        split = ("held out: the translator never saw it in training" if t.held_out
-                 else "from the training split")
-        st.caption(f":material/check_circle: A sentence of the toy language ({split}). Its translation: "
-                   f"*{t.reference}*")
+        st.caption(":material/check_circle: " + _("A sentence of the toy language (from the training split). Its "
+                                                   "translation: *{english}*").format(english=t.reference))
 
 
 def view(page: Page) -> None:
@@ -126,8 +136,9 @@ def view(page: Page) -> None:
     t = Translate(src, loaded, loaded.encode(src), off, None if sentence is None else sentence.english(),
                   sentence is not None and is_held_out(index_of(sentence)))
     say_what_it_is(t)
-    part = state.choice("Show", "part", list(PARTS), "steps", widget="segmented_control",
-                        format_func=lambda key: PARTS[key][0])
+    labels = {key: _(label) for key, (label, _module) in PARTS.items()}  # translated now (see heads_off)
+    part = state.choice(_("Show"), "part", list(PARTS), "steps", widget="segmented_control",
+                        format_func=labels.__getitem__)
     if part != "steps":
         st.session_state[PLAYING] = False
     (_playing if st.session_state.get(PLAYING) else _part)(part, t)

@@ -1,15 +1,18 @@
 """Alignment: the whole cross-attention of the finished translation, English words (rows) over Chinese characters
 (columns), beside the decoder's self-attention. In the toy language a time word comes first in Chinese and last in
 English, and a measure word (只, 本, 辆, 个) has no English word: the map shows both."""
+import functools
+
 import numpy as np
 import streamlit as st
 
+from locales import _
 from views import state
 from views.chart import show_chart
 from views.markdown import code
 from views.pickers import layer_head, pick
 from views.translate import Translate
-from views.translate_run import decoded, download, way_controls
+from views.translate_run import decoded, download, translation_line, way_controls, which_heads
 from views.translation import plain
 from viz.attention import heatmap_spec
 
@@ -33,27 +36,30 @@ def section(t: Translate) -> None:
     config = t.loaded.translator.config
     layer, head, mean = layer_head(config.num_layers, config.nhead)
     state.show_notices()
-    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    which = which_heads(layer, head, mean)
     cross = pick(d.cross, layer, head, mean)
-    st.markdown(f"**Translation** ({way.describe()}): {' '.join(plain(w) for w in d.translation.split()) or '—'}")
+    st.markdown(translation_line(way, d))
     left, right = st.columns([3, 2])
     with left:
-        show_chart(heatmap_spec(cross, d.words, d.src_tokens, f"Cross-attention, {which}",
-                                keys="key: Chinese character (encoder output)", queries="query: the step writing"),
+        show_chart(heatmap_spec(cross, d.words, d.src_tokens, _("Cross-attention, {which}").format(which=which),
+                                keys=_("key: Chinese character (encoder output)"),
+                                queries=_("query: the step writing")),
                    key="translate-alignment")
-        st.caption("Row *cat* is the step that wrote *cat* (its query is the word before, read by the decoder). "
-                   "Read across a row to see which characters that word came from.")
+        st.caption(_("Row *cat* is the step that wrote *cat* (its query is the word before, read by the decoder). "
+                     "Read across a row to see which characters that word came from."))
     with right:
         show_chart(heatmap_spec(pick(d.decoder, layer, head, mean), d.words, d.inputs,
-                                f"Decoder self, {which}", keys="key: a word read",
-                                queries="query: the step writing"), key="translate-alignment-self")
-        st.caption("The same steps over the English words read so far: the upper triangle is empty, the causal "
-                   "mask blocks every later word.")
-    st.markdown(f"**Where each word looks most** ({which}): {strongest_links(cross, d.words, d.src_tokens)}")
+                                _("Decoder self-attention, {which}").format(which=which), keys=_("key: a word read"),
+                                queries=_("query: the step writing")), key="translate-alignment-self")
+        st.caption(_("The same steps over the English words read so far: the upper triangle is empty, the causal "
+                     "mask blocks every later word."))
+    st.markdown(_("**Where each word looks most** ({which}): {links}").format(
+        which=which, links=strongest_links(cross, d.words, d.src_tokens)))
     measures = unattended(cross, d.src_tokens)
     if measures:
-        shown = ", ".join(f"{code(c)} at most {p:.0%}" for c, p in measures)
-        st.caption(f"Measure words have no English word: {shown} of any step's attention here. A time word "
-                   "(今天, 昨天, 明天) opens the Chinese sentence and closes the English one: its row is at the "
-                   "bottom, its column at the left: try 昨天我买了一本书.")
+        each = [_("{word} at most {share}").format(word=code(c), share=f"{p:.0%}") for c, p in measures]
+        shown = functools.reduce(lambda items, item: _("{items}, {item}").format(items=items, item=item), each)
+        st.caption(_("Measure words have no English word: {measures} of any step's attention here. A time word "
+                     "(今天, 昨天, 明天) opens the Chinese sentence and closes the English one: its row is at the "
+                     "bottom, its column at the left: try 昨天我买了一本书.").format(measures=shown))
     download(d)

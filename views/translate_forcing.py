@@ -9,6 +9,7 @@ model agrees with itself, an early snapshot or a head switched off shows them pa
 """
 import streamlit as st
 
+from locales import _, ngettext
 from views import state
 from views.chart import show_chart
 from views.memory import budget, cached
@@ -16,6 +17,7 @@ from views.model_thread import on_model_thread
 from views.pickers import MAX_TEXT_CHARS, layer_head, pick
 from views.translate import Translate
 from views.translate_learning import snapshot_translator
+from views.translate_run import which_heads
 from views.translation import plain
 
 
@@ -37,16 +39,32 @@ def pick_model(t: Translate):
     steps = snapshot_steps()
     right = dict(steps)
     last = steps[-1][0]
-    step = state.choice("Model: the translator after this many training steps", "snap", [s for s, _ in steps],
+    trained = _("{step} (trained)").format(step=last)  # translated now: Streamlit formats the options again later
+    step = state.choice(_("Model: the translator after this many training steps"), "snap", [s for s, __ in steps],
                         last, widget="select_slider",
-                        format_func=lambda s: f"{s} (trained)" if s == last else str(s),
-                        help="Snapshots saved while the shipped translator trained. At each step it got this share "
-                             "of held-out sentences right: " + ", ".join(f"{s}: {m:.0%}" for s, m in steps) + ".")
+                        format_func=lambda s: trained if s == last else str(s),
+                        help=_("Snapshots saved while the shipped translator trained. At each step it got this "
+                               "share of held-out sentences right: {shares}.").format(
+                            shares=", ".join(f"{s}: {m:.0%}" for s, m in steps)))
     state.show_notices()
-    what = "the trained model" if step == last else f"the model after {step} training steps"
-    off = f", with {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} switched off" if t.heads_off else ""
-    st.caption(f"Using {what} ({right[step]:.0%} of held-out sentences right){off}.")
+    st.caption(using(step, last, f"{right[step]:.0%}", len(t.heads_off)))
     return step, snapshot_translator(step, t.loaded.translator)
+
+
+def using(step: int, last: int, share: str, off: int) -> str:
+    """"Using the model after 150 training steps (40% of held-out sentences right), with 2 heads switched off."."""
+    if step == last and not off:
+        return _("Using the trained model ({share} of held-out sentences right).").format(share=share)
+    if step == last:
+        return ngettext("Using the trained model ({share} of held-out sentences right), with {n} head switched off.",
+                        "Using the trained model ({share} of held-out sentences right), with {n} heads switched off.",
+                        off).format(share=share, n=off)
+    if not off:
+        return _("Using the model after {step} training steps ({share} of held-out sentences right).").format(
+            step=step, share=share)
+    return ngettext("Using the model after {step} training steps ({share} of held-out sentences right), with {n} head "
+                    "switched off.", "Using the model after {step} training steps ({share} of held-out sentences "
+                    "right), with {n} heads switched off.", off).format(step=step, share=share, n=off)
 
 
 def reference(t: Translate) -> tuple[int, ...] | None:
@@ -54,18 +72,19 @@ def reference(t: Translate) -> tuple[int, ...] | None:
     from model.vocabulary import english_tokens
     from views.runs import unknown_notice
 
-    label = ("English reference (empty: the correct translation)" if t.reference is not None
-             else "English reference: what this text means (teacher forcing reads a correct translation)")
+    label = (_("English reference (empty: the correct translation)") if t.reference is not None
+             else _("English reference: what this text means (teacher forcing reads a correct translation)"))
     typed = state.text(label, "tgt", "", MAX_TEXT_CHARS, area=False,
-                       placeholder=t.reference or "e.g. I have a cat")
+                       placeholder=_("the correct translation: {english}").format(english=t.reference)
+                       if t.reference is not None else _("e.g. I have a cat"))
     text = typed if typed.strip() else t.reference
     if text is None:
         return None
     target = t.loaded.target(text)
     limit = t.loaded.translator.max_positions - 1
     if len(target.ids) > limit:
-        state.notice(f"This reference has {len(english_tokens(text))} words; the decoder reads at most {limit} (and "
-                     f"`<bos>`), so teacher forcing reads only the first {limit}.")
+        state.notice(_("This reference has {n} words; the decoder reads at most {limit} (and `<bos>`), so teacher "
+                       "forcing reads only the first {limit}.").format(n=len(english_tokens(text)), limit=limit))
     if target.unknown:
         state.notice(unknown_notice(target.unknown, "word"))
     state.show_notices()
@@ -93,7 +112,7 @@ def comparison(t: Translate, step: int, model, ref: tuple[int, ...]):
         return with_room(step, model, src, 2, compare, model, src, list(ref), t.heads_off)  # two decodings
 
     key = ("translate", "teacher forcing", step, tuple(src[0].tolist()), ref, t.heads_off)
-    return cached(key, compute, "The translator")
+    return cached(key, compute, _("The translator"))
 
 
 def words(ws) -> str:
@@ -113,43 +132,51 @@ def story(c) -> str:
     """Where the two part, and what generation does after, in plain words."""
     k = c.first_divergence
     if k is None:
-        return ("**They agree at every position.** Given the correct words before it, the model predicts each next "
-                "word; left to itself it writes the reference exactly, so it always reads what teacher forcing reads. "
-                "The trained model does this on nearly every sentence of its language: go back in training with the "
-                "slider, or switch heads off in the sidebar, to see them part.")
+        return _("**They agree at every position.** Given the correct words before it, the model predicts each next "
+                 "word; left to itself it writes the reference exactly, so it always reads what teacher forcing "
+                 "reads. The trained model does this on nearly every sentence of its language: go back in training "
+                 "with the slider, or switch heads off in the sidebar, to see them part.")
     read = words(c.forced.inputs[:k + 1])
-    wrote = words(c.generated.chosen[k:k + 1]) or "nothing more"
-    said = (f"**They part at position {k + 1}.** Both have read the same words ({read}), so both choose "
-            f"{wrote} where the reference has {words(c.reference[k:k + 1])}: the model's first mistake, made under "
-            "teacher forcing too. ")
+    wrote = words(c.generated.chosen[k:k + 1]) or _("nothing more")
+    correct = words(c.reference[k:k + 1])
+    said = [_("**They part at position {position}.** Both have read the same words ({read}), so both choose {wrote} "
+              "where the reference has {correct}: the model's first mistake, made under teacher forcing too.").format(
+        position=k + 1, read=read, wrote=wrote, correct=correct)]
     later = range(k + 1, len(c.reference))
-    if later:
+    if len(later) > 1:
         right = sum(c.forced.chosen[i] == c.reference[i] for i in later)
-        said += (f"Teacher forcing then reads the correct {words(c.reference[k:k + 1])} and goes on from the correct "
-                 + (f"words: it gets {right} of the {len(later)} later positions right. " if len(later) > 1 else
-                    f"words: it gets the last position {'right' if right else 'wrong'}. "))
+        said.append(_("Teacher forcing then reads the correct {correct} and goes on from the correct words: it gets "
+                      "{right} of the {n} later positions right.").format(correct=correct, right=right, n=len(later)))
+    elif later:
+        said.append((_("Teacher forcing then reads the correct {correct} and goes on from the correct words: it gets "
+                       "the last position right.") if c.forced.chosen[k + 1] == c.reference[k + 1] else
+                     _("Teacher forcing then reads the correct {correct} and goes on from the correct words: it gets "
+                       "the last position wrong.")).format(correct=correct))
     own = words(c.generated.chosen[k:])
-    ended = c.generated.chosen[-1:] == ("<eos>",)
-    said += (f"Free generation reads its own word instead, a sentence no training step showed it, and writes {own}"
-             + ("." if ended else " … without ever writing `<eos>` (cut at its limit)."))
-    return said
+    if c.generated.chosen[-1:] == ("<eos>",):
+        said.append(_("Free generation reads its own word instead, a sentence no training step showed it, and writes "
+                      "{own}.").format(own=own))
+    else:
+        said.append(_("Free generation reads its own word instead, a sentence no training step showed it, and writes "
+                      "{own} … without ever writing `<eos>` (cut at its limit).").format(own=own))
+    return " ".join(said)
 
 
 def self_attention(c, config) -> None:
     from viz.attention import heatmap_spec
 
     left, right = st.columns([3, 1])
-    layer, head, mean = layer_head(config.num_layers, config.nhead, "Decoder layer", config.num_layers - 1,
+    layer, head, mean = layer_head(config.num_layers, config.nhead, _("Decoder layer"), config.num_layers - 1,
                                    mean=True, containers=(right, right, right))
-    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    which = which_heads(layer, head, mean)
     shown = pick(c.forced.self_attention, layer, head, mean)  # (T, T), NaN above the diagonal
     with left:
         show_chart(heatmap_spec(shown, c.forced.inputs, c.forced.inputs,
-                                f"Decoder self-attention (teacher forcing), {which}",
-                                keys="key: English word read (earlier)", queries="query: English word read"),
+                                _("Decoder self-attention (teacher forcing), {which}").format(which=which),
+                                keys=_("key: English word read (earlier)"), queries=_("query: English word read")),
                    key="forcing-self")
-    right.caption("All positions at once, in one pass: the causal mask (the empty upper triangle) is what keeps each "
-                  "position from seeing the correct words it must predict.")
+    right.caption(_("All positions at once, in one pass: the causal mask (the empty upper triangle) is what keeps "
+                    "each position from seeing the correct words it must predict."))
 
 
 def section(t: Translate) -> None:
@@ -162,20 +189,22 @@ def section(t: Translate) -> None:
 
         src = t.source.input_ids
         written = words_of(model, with_room(step, model, src, 1, generate, model, src, None, t.heads_off)[0])
-        st.info("Teacher forcing reads a correct translation, shifted right, and this text is not a sentence of the "
-                "toy language, so the page knows none: type the English it means above. Free generation needs none: "
-                f"it writes *{words(written.split()) or '(nothing)'}*.", icon=":material/edit:")
+        st.info(_("Teacher forcing reads a correct translation, shifted right, and this text is not a sentence of "
+                  "the toy language, so the page knows none: type the English it means above. Free generation needs "
+                  "none: it writes {words}.").format(words=words(written.split()) or _("(nothing)")),
+                icon=":material/edit:")
         return
     c = comparison(t, step, model, ref)
     show_chart(forcing_grid(c.reference, c.forced.inputs, c.forced.chosen, c.forced.chosen_p, c.generated.inputs,
                             c.generated.chosen, c.generated.chosen_p, c.reference_p, c.first_divergence),
                key="forcing-grid")
-    st.caption("Each column is one position. **Teacher forcing** (training): the decoder reads the whole reference "
-               "shifted right (`<bos>` first) in one pass under the causal mask and predicts the next word at every "
-               "position from the correct words before it. **Free generation** (translating): it reads its own "
-               "words, one at a time. Green: the correct word; red: another one; orange: generation reads its own "
-               "wrong word where teacher forcing reads the correct one. The small numbers are probabilities.")
+    st.caption(_("Each column is one position. **Teacher forcing** (training): the decoder reads the whole "
+                 "reference shifted right (`<bos>` first) in one pass under the causal mask and predicts the next "
+                 "word at every position from the correct words before it. **Free generation** (translating): it "
+                 "reads its own words, one at a time. Green: the correct word; red: another one; orange: generation "
+                 "reads its own wrong word where teacher forcing reads the correct one. The small numbers are "
+                 "probabilities."))
     st.markdown(story(c))
-    st.caption(f"The training loss of this sentence, the mean of −log p(correct word) over its {len(c.reference)} "
-               f"positions: {c.loss:.3f}.")
+    st.caption(_("The training loss of this sentence, the mean of −log p(correct word) over its {n} positions: "
+                 "{loss}.").format(n=len(c.reference), loss=f"{c.loss:.3f}"))
     self_attention(c, model.config)

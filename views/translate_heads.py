@@ -10,14 +10,22 @@ import time
 
 import streamlit as st
 
+from locales import N_, _, ngettext
 from views.memory import budget, cached
 from views.model_thread import on_model_thread
 from views.translate import Translate, head_name
 from views.translation import plain
 
 # (?off= set, button label): sets a lecturer switches off in one click; every head of them in ?off=
-QUICK_SETS = (("cross.1.*", "Cross-attention, layer 1"), ("cross.*.*", "All cross-attention"),
-              ("decoder.*.*", "All decoder self-attention"), ("encoder.*.*", "All encoder self-attention"))
+QUICK_SETS = (("cross.1.*", N_("Cross-attention, layer 1")), ("cross.*.*", N_("All cross-attention")),
+              ("decoder.*.*", N_("All decoder self-attention")), ("encoder.*.*", N_("All encoder self-attention")))
+# a set's name by its block, and whether it is one layer's heads (each a whole phrase)
+SET_NAMES = {("encoder", False): N_("every encoder self-attention head"),
+             ("encoder", True): N_("every encoder self-attention head of layer {layer}"),
+             ("decoder", False): N_("every decoder self-attention head"),
+             ("decoder", True): N_("every decoder self-attention head of layer {layer}"),
+             ("cross", False): N_("every cross-attention head"),
+             ("cross", True): N_("every cross-attention head of layer {layer}")}
 RANKING_KEY = ("translate", "heads ranking")
 
 
@@ -36,8 +44,7 @@ def set_label(name: str) -> str:
     block, layer, head = name.split(".")
     if head != "*":
         return head_name(name)
-    what = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}[block]
-    return f"every {what}-attention head" + ("" if layer == "*" else f" of layer {layer}")
+    return _(SET_NAMES[block, layer != "*"]).format(layer=layer)
 
 
 def _with_room(model, sources, fn, *args):
@@ -61,7 +68,7 @@ def score_of(model, heads: tuple):
         sources = ablation.sources_of(model, chinese)
         return _with_room(model, sources, ablation.score, model, sources, english, heads)
 
-    return cached(("translate", "heads off", heads), compute, "Scoring the translator", kind="ablation")
+    return cached(("translate", "heads off", heads), compute, _("Scoring the translator"), kind="ablation")
 
 
 def ranking(model) -> tuple[tuple, float]:
@@ -75,12 +82,13 @@ def ranking(model) -> tuple[tuple, float]:
     def build():
         bar, start = st.progress(0.0), time.perf_counter()
         ranked = ablation.rank(sets, lambda heads: score_of(model, heads).exact_match,
-                               lambda i, s: bar.progress(i / len(sets), f"Ranking the heads: {s.name} off ({i + 1} "
-                                                                        f"of {len(sets)}), once for this server"))
+                               lambda i, s: bar.progress(i / len(sets), _(
+                                   "Ranking the heads: {name} off ({i} of {n}), once for this server").format(
+                                   name=s.name, i=i + 1, n=len(sets))))
         bar.empty()
         return tuple(ranked), time.perf_counter() - start
 
-    return or_stop("Ranking the heads", budget().get_or_build, RANKING_KEY, build, "ablation", 0,
+    return or_stop(_("Ranking the heads"), budget().get_or_build, RANKING_KEY, build, "ablation", 0,
                    lambda _: 0, True)
 
 
@@ -94,13 +102,15 @@ def quick_buttons(t: Translate) -> None:
 
     c = t.loaded.translator.config
     by_name = {s.name: [head_id(h) for h in s.heads] for s in head_sets(c.num_layers, c.nhead)}
-    st.markdown("**Switch off every head of** (or pick heads in the sidebar, *Heads switched off*):")
+    st.markdown(_("**Switch off every head of** (or pick heads in the sidebar, *Heads switched off*):"))
     row = st.container(horizontal=True)
     for name, label in QUICK_SETS:
-        if row.button(label, key=f"heads-off-{name}", on_click=_switch_off, args=(by_name[name],),
-                      help=f"{len(by_name[name])} heads: {', '.join(by_name[name])}"):
+        heads = by_name[name]
+        if row.button(_(label), key=f"heads-off-{name}", on_click=_switch_off, args=(heads,),
+                      help=ngettext("{n} head: {names}", "{n} heads: {names}", len(heads)).format(
+                          n=len(heads), names=", ".join(heads))):
             st.rerun()
-    if row.button("Switch every head back on", key="heads-off-none", on_click=_switch_off, args=([],),
+    if row.button(_("Switch every head back on"), key="heads-off-none", on_click=_switch_off, args=([],),
                   disabled=not t.heads_off, icon=":material/restart_alt:"):
         st.rerun()
 
@@ -119,7 +129,23 @@ def marked(words: list[str], against: list[str]) -> str:
     for block in difflib.SequenceMatcher(a=against, b=words, autojunk=False).get_matching_blocks():
         kept.update(range(block.b, block.b + block.size))
     shown = [plain(w) if i in kept else f":red[**{plain(w)}**]" for i, w in enumerate(words)]
-    return " ".join(shown) or f"(nothing: it wrote {plain('<eos>')} first)"
+    return " ".join(shown) or _("(nothing: it wrote {eos} first)").format(eos=plain("<eos>"))
+
+
+# what the page says of the translations against the correct one: (whole model right, without the heads right or
+# None when no head is off) -> the whole sentence
+VERDICTS = {
+    (True, None): N_("Against the correct translation, *{reference}*: the whole model's is right."),
+    (False, None): N_("Against the correct translation, *{reference}*: the whole model's is wrong."),
+    (True, True): N_("Against the correct translation, *{reference}*: the whole model's is right, the one without "
+                     "those heads right."),
+    (True, False): N_("Against the correct translation, *{reference}*: the whole model's is right, the one without "
+                      "those heads wrong."),
+    (False, True): N_("Against the correct translation, *{reference}*: the whole model's is wrong, the one without "
+                      "those heads right."),
+    (False, False): N_("Against the correct translation, *{reference}*: the whole model's is wrong, the one without "
+                       "those heads wrong."),
+}
 
 
 def show_translations(t: Translate) -> None:
@@ -128,23 +154,23 @@ def show_translations(t: Translate) -> None:
     model = t.loaded.translator
     whole = translate(model, t.source.input_ids, ())
     left, right = st.columns(2)
-    left.markdown(f"**The whole model:** {marked(whole.split(), whole.split())}")
+    left.markdown(_("**The whole model:** {words}").format(words=marked(whole.split(), whole.split())))
+    off = None
     if t.heads_off:
         off = translate(model, t.source.input_ids, t.heads_off)
         n = len(t.heads_off)
-        right.markdown(f"**Without the {n} head{'s' if n > 1 else ''} switched off:** "
-                       f"{marked(off.split(), whole.split())}")
+        right.markdown(ngettext("**Without the {n} head switched off:** {words}",
+                                "**Without the {n} heads switched off:** {words}", n).format(
+            n=n, words=marked(off.split(), whole.split())))
         if off == whole:
-            right.caption("The same translation: this sentence does not need those heads.")
+            right.caption(_("The same translation: this sentence does not need those heads."))
     else:
-        right.caption("No head is switched off: pick some in the sidebar or with a button above, and the "
-                      "translation without them appears here.")
+        right.caption(_("No head is switched off: pick some in the sidebar or with a button above, and the "
+                        "translation without them appears here."))
     if t.reference is not None:
-        verdict = {True: "right", False: "wrong"}
-        said = f"the whole model's is {verdict[same_translation(whole, t.reference)]}"
-        if t.heads_off:
-            said += f", the one without those heads {verdict[same_translation(off, t.reference)]}"
-        st.caption(f"Against the correct translation, *{t.reference}*: {said}.")
+        whole_right = same_translation(whole, t.reference)
+        off_right = None if off is None else same_translation(off, t.reference)
+        st.caption(_(VERDICTS[whole_right, off_right]).format(reference=t.reference))
 
 
 def accuracy(t: Translate) -> None:
@@ -154,45 +180,52 @@ def accuracy(t: Translate) -> None:
     model = t.loaded.translator
     whole = score_of(model, ())
     left, right = st.columns(2)
-    left.metric(f"Exact match, whole model ({SENTENCES} held-out sentences)", f"{whole.exact_match:.1%}")
-    st.caption(f"{SENTENCES} sentences of the held-out split (the translator never trained on them), drawn with seed "
-               f"{SEED} and translated greedily in one batch; a sentence counts only if every word is right.")
+    left.metric(_("Exact match, whole model ({n} held-out sentences)").format(n=SENTENCES),
+                f"{whole.exact_match:.1%}")
+    st.caption(_("{n} sentences of the held-out split (the translator never trained on them), drawn with seed {seed} "
+                 "and translated greedily in one batch; a sentence counts only if every word is right.").format(
+        n=SENTENCES, seed=SEED))
     if not t.heads_off:
         return
     off = score_of(model, t.heads_off)
-    right.metric("Exact match without those heads", f"{off.exact_match:.1%}",
-                 delta=f"{100 * (off.exact_match - whole.exact_match):+.1f} points", delta_color="normal")
+    right.metric(_("Exact match without those heads"), f"{off.exact_match:.1%}",
+                 delta=_("{points} points").format(points=f"{100 * (off.exact_match - whole.exact_match):+.1f}"),
+                 delta_color="normal")
     wrong = [i for i, ok in enumerate(off.right) if not ok]
     if wrong:
         chinese, english = held_out()
         written = translations(model, off)
-        with st.expander(f"The {len(wrong)} sentences it gets wrong without them"):
-            st.dataframe({"Chinese": [chinese[i] for i in wrong], "correct": [english[i] for i in wrong],
-                          "written without those heads": [written[i] or "(nothing)" for i in wrong]},
+        nothing = _("(nothing)")
+        with st.expander(ngettext("The {n} sentence it gets wrong without them",
+                                  "The {n} sentences it gets wrong without them", len(wrong)).format(n=len(wrong))):
+            st.dataframe({_("Chinese"): [chinese[i] for i in wrong], _("correct"): [english[i] for i in wrong],
+                          _("written without those heads"): [written[i] or nothing for i in wrong]},
                          hide_index=True, height=min(36 * (len(wrong) + 1) + 2, 400))
 
 
 def ranking_table(t: Translate) -> None:
     from model.ablation import SENTENCES, head_id
 
-    st.subheader("Which heads matter")
+    st.subheader(_("Which heads matter"))
     ranked, seconds = ranking(t.loaded.translator)
     whole = score_of(t.loaded.translator, ()).exact_match
     singles = [(s, m) for s, m in ranked if len(s.heads) == 1]
-    harmless = sum(m >= whole for _, m in singles)
-    st.dataframe({"switched off": [set_label(s.name) for s, _ in ranked], "heads": [len(s.heads) for s, _ in ranked],
-                  "exact match": [m for _, m in ranked],
-                  "fall (points)": [round(100 * (whole - m), 1) for _, m in ranked]},
+    harmless = sum(m >= whole for __, m in singles)
+    exact = _("exact match")
+    st.dataframe({_("switched off"): [set_label(s.name) for s, __ in ranked],
+                  _("heads"): [len(s.heads) for s, __ in ranked], exact: [m for __, m in ranked],
+                  _("fall (points)"): [round(100 * (whole - m), 1) for __, m in ranked]},
                  hide_index=True, height=388,
-                 column_config={"exact match": st.column_config.ProgressColumn(format="percent", min_value=0,
-                                                                               max_value=1)})
+                 column_config={exact: st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1)})
     top, top_score = singles[0]
-    st.caption(f"Every single head, every head of one block and layer, and every head of one block, ranked by the "
-               f"exact match on the {SENTENCES} sentences without them (worst first; computed once for this server, "
-               f"in {seconds:.1f} s). {harmless} of the {len(singles)} single heads change nothing: trained with "
-               "dropout, the model spreads what it needs over several heads, so one is rarely missed. The sets show "
-               "where the translator breaks.")
-    if st.button(f"Switch off the single head that matters most: {set_label(top.name)} ({top_score:.1%})",
+    st.caption(_("Every single head, every head of one block and layer, and every head of one block, ranked by the "
+                 "exact match on the {n} sentences without them (worst first; computed once for this server, in "
+                 "{seconds} s). {harmless} of the {singles} single heads change nothing: trained with dropout, the "
+                 "model spreads what it needs over several heads, so one is rarely missed. The sets show where the "
+                 "translator breaks.").format(n=SENTENCES, seconds=f"{seconds:.1f}", harmless=harmless,
+                                             singles=len(singles)))
+    if st.button(_("Switch off the single head that matters most: {head} ({score})").format(
+            head=set_label(top.name), score=f"{top_score:.1%}"),
                  key="heads-off-top", on_click=_switch_off, args=([head_id(h) for h in top.heads],)):
         st.rerun()
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from locales import _, ngettext
 from views import state
 from views.chart import show_chart
 from views.memory import budget, cached
@@ -48,7 +49,7 @@ def snapshots():
     from model.snapshots import snapshot_steps, training_record
 
     return cached(("translator snapshots",), lambda: (snapshot_steps(), training_record()),
-                  "The training snapshots", kind="snapshot")
+                  _("The training snapshots"), kind="snapshot")
 
 
 def snapshot_translator(step: int, trained):
@@ -59,10 +60,10 @@ def snapshot_translator(step: int, trained):
     from model.translator_source import footprint
     from views.errors import or_stop
 
-    steps, _ = snapshots()
+    steps, __ = snapshots()
     if step == steps[-1]:
         return trained
-    return or_stop("The training snapshot", budget().get_or_build, ("translator snapshot", step),
+    return or_stop(_("The training snapshot"), budget().get_or_build, ("translator snapshot", step),
                    lambda: at_snapshot(step), "snapshot", footprint(), module_bytes)
 
 
@@ -74,13 +75,13 @@ def written_at(step: int, t: Translate) -> Written:
         model = snapshot_translator(step, t.loaded.translator)
         return on_model_thread(written_by, model, t.source.input_ids, t.heads_off)
 
-    return cached(("snapshot translation", step, ids, t.heads_off), compute, "The training snapshot")
+    return cached(("snapshot translation", step, ids, t.heads_off), compute, _("The training snapshot"))
 
 
 # ---------------------------------------------------------------- what both parts draw
 def map_pickers(config) -> tuple[int, int, bool]:
     """The decoder's layer (the last by default) and the mean of its heads (on by default here) or one head."""
-    return layer_head(config.num_layers, config.nhead, "Decoder layer", config.num_layers - 1, mean=True,
+    return layer_head(config.num_layers, config.nhead, _("Decoder layer"), config.num_layers - 1, mean=True,
                       containers=st.columns([2, 2, 1]))
 
 
@@ -90,24 +91,39 @@ def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key:
     from model.vocabulary import same_translation
     from viz.attention import heatmap_spec
 
-    words = " ".join(plain(word) for word in w.translation.split()) or "(nothing: it wrote `<eos>` first)"
-    verdict = ""
-    if reference is not None:
-        verdict = (" :green[✓ right]" if same_translation(w.translation, reference)
-                   else f" :red[✗ wrong] (right: *{reference}*)")
-    cut = "" if w.finished else f" … (no `<eos>` after {len(w.words)} words: cut there)"
-    st.markdown(f"**{when}:** {words}{cut}{verdict}")
-    which = f"layer {layer}, " + ("mean of its heads" if mean else f"head {head}")
-    show_chart(heatmap_spec(pick(w.cross, layer, head, mean), w.words, src_tokens, f"Cross-attention, {which}",
-                            keys="key: Chinese character", queries="query: the step writing this word"), key=key)
-    st.caption(f"Each row is one decoding step, labelled with the word it wrote; its cells are how much that step "
-               f"looked at each Chinese character ({which}; each row sums to 1).")
+    words = " ".join(plain(word) for word in w.translation.split()) or _("(nothing: it wrote `<eos>` first)")
+    if not w.finished:
+        words = _("{words} … (no `<eos>` after {n} words: cut there)").format(words=words, n=len(w.words))
+    if reference is None:
+        line = _("**{when}:** {words}")
+    elif same_translation(w.translation, reference):
+        line = _("**{when}:** {words} :green[✓ right]")
+    else:
+        line = _("**{when}:** {words} :red[✗ wrong] (right: *{reference}*)")
+    st.markdown(line.format(when=when, words=words, reference=reference))
+    if mean:
+        which = _("layer {layer}, mean of its heads").format(layer=layer)
+    else:
+        which = _("layer {layer}, head {head}").format(layer=layer, head=head)
+    show_chart(heatmap_spec(pick(w.cross, layer, head, mean), w.words, src_tokens,
+                            _("Cross-attention, {which}").format(which=which), keys=_("key: Chinese character"),
+                            queries=_("query: the step writing this word")), key=key)
+    st.caption(_("Each row is one decoding step, labelled with the word it wrote; its cells are how much that step "
+                 "looked at each Chinese character ({which}; each row sums to 1).").format(which=which))
 
 
 def when(step: int, t: Translate) -> str:
     """"Its translation after 150 steps, 2 heads off"."""
-    said = "Its translation at step 0 (random weights)" if step == 0 else f"Its translation after {step} steps"
-    return said + (f", {len(t.heads_off)} head{'s' if len(t.heads_off) > 1 else ''} off" if t.heads_off else "")
+    n = len(t.heads_off)
+    if step == 0 and not n:
+        return _("Its translation at step 0 (random weights)")
+    if step == 0:
+        return ngettext("Its translation at step 0 (random weights), {n} head off",
+                        "Its translation at step 0 (random weights), {n} heads off", n).format(n=n)
+    if not n:
+        return _("Its translation after {step} steps").format(step=step)
+    return ngettext("Its translation after {step} steps, {n} head off", "Its translation after {step} steps, {n} heads "
+                    "off", n).format(step=step, n=n)
 
 
 def curve(loss, scores, mark: int | None, steps: int | None, key: str, score_label: str) -> None:
@@ -120,25 +136,26 @@ def curve(loss, scores, mark: int | None, steps: int | None, key: str, score_lab
 def section(t: Translate) -> None:
     steps, record = snapshots()
     last = steps[-1]
-    step = state.choice("Training step (a snapshot of the shipped training)", "snap", list(steps), steps[0],
-                        widget="select_slider",
-                        format_func=lambda s: f"{s} (trained)" if s == last else ("0 (random)" if s == 0 else str(s)),
-                        help="The shipped translator was saved at these steps while it trained: drag from the random "
-                             "model (step 0) to the trained one.")
+    ends = {last: _("{step} (trained)").format(step=last), 0: _("0 (random)")}  # translated now, not when formatted
+    step = state.choice(_("Training step (a snapshot of the shipped training)"), "snap", list(steps), steps[0],
+                        widget="select_slider", format_func=lambda s: ends.get(s, str(s)),
+                        help=_("The shipped translator was saved at these steps while it trained: drag from the "
+                               "random model (step 0) to the trained one."))
     layer, head, mean = map_pickers(t.loaded.translator.config)
     state.show_notices()
     written = written_at(step, t)
     left, middle, right = st.columns(3)
-    left.metric("Training step", f"{step} of {last}")
-    middle.metric("Held-out exact match", f"{record.snapshot_scores[step]:.1%}",
-                  help="Share of 200 held-out sentences (never trained on) it translated exactly at this step, "
-                       "with every head on.")
-    right.metric("Training loss", "–" if step == 0 else f"{record.loss[step - 1]:.3f}",
-                 help="Cross-entropy of the step's batch (label smoothing 0.1: it never reaches 0).")
+    left.metric(_("Training step"), _("{step} of {last}").format(step=step, last=last))
+    middle.metric(_("Held-out exact match"), f"{record.snapshot_scores[step]:.1%}",
+                  help=_("Share of 200 held-out sentences (never trained on) it translated exactly at this step, "
+                         "with every head on."))
+    right.metric(_("Training loss"), "–" if step == 0 else f"{record.loss[step - 1]:.3f}",
+                 help=_("Cross-entropy of the step's batch (label smoothing 0.1: it never reaches 0)."))
     show_written(written, t.source.tokens, layer, head, mean, "learning-cross", t.reference, when(step, t))
     curve(record.loss, sorted(record.snapshot_scores.items()), step, None, "learning-curve",
-          "held-out exact match (200 sentences)")
-    st.caption(f"The loss of every training step (blue) and the exact match on 200 held-out sentences at each "
-               f"snapshot (red); the dotted line is step {step}. Until about step 100 it writes English words with "
-               "little regard for the Chinese (each step looks nearly everywhere: a flat map); between steps 100 and "
-               "200 each word's row settles on its character, and the translations come right.")
+          _("held-out exact match (200 sentences)"))
+    st.caption(_("The loss of every training step (blue) and the exact match on 200 held-out sentences at each "
+                 "snapshot (red); the dotted line is step {step}. Until about step 100 it writes English words with "
+                 "little regard for the Chinese (each step looks nearly everywhere: a flat map); between steps 100 "
+                 "and 200 each word's row settles on its character, and the translations come right.").format(
+        step=step))

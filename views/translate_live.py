@@ -13,6 +13,8 @@ import secrets
 
 import streamlit as st
 
+from locales import _
+from views.markdown import code
 from views.memory import budget
 from views.model_thread import on_model_thread
 from views.translate import Translate
@@ -35,10 +37,14 @@ def _manager():
 
 
 def manager():
+    from training.live import MAX_STEPS, STEPS_ENV, BadSetting
+
     try:
         return _manager()
-    except ValueError as e:  # ATTNVIZ_LIVE_STEPS is not a number: the operator's setting, said plainly
-        st.error(f"Live training is not available on this server: {e}.", icon=":material/error:")
+    except BadSetting as e:  # ATTNVIZ_LIVE_STEPS is not a number: the operator's setting, said plainly
+        st.error(_("Live training is not available on this server: {variable} must be a whole number of steps from 0 "
+                   "(off) to {most}, not {value}.").format(variable=STEPS_ENV, most=MAX_STEPS, value=code(repr(e.raw))),
+                 icon=":material/error:")
         return None
 
 
@@ -47,7 +53,9 @@ def owner() -> str:
 
 
 def ago(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+    if seconds < 120:
+        return _("{n} s").format(n=f"{seconds:.0f}")
+    return _("{n} min").format(n=f"{seconds / 60:.0f}")
 
 
 def seed_asked() -> int:
@@ -79,19 +87,19 @@ def controls(live):
     run = live.current()
     running = run is not None and run.state == RUNNING
     left, middle, right = st.columns([2, 1, 2])
-    left.button("Train a new model live", key="live_start", type="primary", icon=":material/model_training:",
+    left.button(_("Train a new model live"), key="live_start", type="primary", icon=":material/model_training:",
                 on_click=_start)
-    middle.number_input("Seed", 0, MAX_SEED, 0, key="live_seed",
-                        help="Seed 0 is the shipped model's: the same random start and the same batches.")
+    middle.number_input(_("Seed"), 0, MAX_SEED, 0, key="live_seed",
+                        help=_("Seed 0 is the shipped model's: the same random start and the same batches."))
     if st.session_state.pop(REFUSED, False) and running:
-        st.info(f"A live training is already running on this server, started {ago(run.seconds())} ago: watch it "
-                "below. One runs at a time, so that the server stays quick for everyone.",
+        st.info(_("A live training is already running on this server, started {ago} ago: watch it below. One runs "
+                  "at a time, so that the server stays quick for everyone.").format(ago=ago(run.seconds())),
                 icon=":material/hourglass_top:")
     if running and run.owner == owner():
-        right.button("Stop it", key="live_stop", icon=":material/stop_circle:", on_click=_stop)
+        right.button(_("Stop it"), key="live_stop", icon=":material/stop_circle:", on_click=_stop)
     elif running:
-        right.caption(f"Started by another visitor {ago(run.seconds())} ago; only they can stop it. It ends by itself "
-                      f"within {run.steps} steps.")
+        right.caption(_("Started by another visitor {ago} ago; only they can stop it. It ends by itself within "
+                        "{steps} steps.").format(ago=ago(run.seconds()), steps=run.steps))
     return run
 
 
@@ -121,7 +129,7 @@ def written_now(live, run, t: Translate):
         return None, None
     step, model = built
     key = ("live translation", run.number, step, tuple(t.source.input_ids[0].tolist()), t.heads_off)
-    written = or_stop("The live model", budget().get_or_build, key,
+    written = or_stop(_("The live model"), budget().get_or_build, key,
                       lambda: on_model_thread(written_by, model, t.source.input_ids, t.heads_off), "live")
     return step, written
 
@@ -130,26 +138,34 @@ def status(run) -> None:
     from training.live import FAILED, FINISHED, RUNNING, STOPPED
 
     steps = len(run.loss)
-    measured = f" (step {run.evaluations[-1][0]})" if run.evaluations else ""
     left, middle, right, last = st.columns(4)
-    left.metric(f"Step (of at most {run.steps})", steps)
-    middle.metric(f"Held-out exact match{measured}", f"{run.evaluations[-1][1]:.1%}" if run.evaluations else "–",
-                  help="Share of 200 held-out sentences (never trained on) it translates exactly, measured every 25 "
-                       "steps.")
-    right.metric("Training loss", f"{run.loss[-1]:.3f}" if run.loss else "–")
-    last.metric("Time", f"{run.seconds():.0f} s")
+    left.metric(_("Step (of at most {steps})").format(steps=run.steps), steps)
+    measured = (_("Held-out exact match (step {step})").format(step=run.evaluations[-1][0]) if run.evaluations
+                else _("Held-out exact match"))
+    middle.metric(measured, f"{run.evaluations[-1][1]:.1%}" if run.evaluations else "–",
+                  help=_("Share of 200 held-out sentences (never trained on) it translates exactly, measured every 25 "
+                         "steps."))
+    right.metric(_("Training loss"), f"{run.loss[-1]:.3f}" if run.loss else "–")
+    seconds = f"{run.seconds():.0f}"
+    last.metric(_("Time"), _("{n} s").format(n=seconds))
     if run.state == RUNNING:
-        st.caption(f":material/model_training: Training (run {run.number} of this server, seed {run.seed}): it "
-                   "stops at the first evaluation with all 200 held-out sentences right, or after "
-                   f"{run.steps} steps.")
+        st.caption(":material/model_training: " + _(
+            "Training (run {number} of this server, seed {seed}): it stops at the first evaluation with all 200 "
+            "held-out sentences right, or after {steps} steps.").format(number=run.number, seed=run.seed,
+                                                                         steps=run.steps))
+    elif run.state == FINISHED and run.test is None:
+        st.success(_("Finished: {steps} steps in {seconds} s (seed {seed}).").format(
+            steps=steps, seconds=seconds, seed=run.seed), icon=":material/check_circle:")
     elif run.state == FINISHED:
-        test = "" if run.test is None else f"; final test: {run.test:.1%} of 200 other held-out sentences exact"
-        st.success(f"Finished: {steps} steps in {run.seconds():.0f} s (seed {run.seed}){test}.",
+        st.success(_("Finished: {steps} steps in {seconds} s (seed {seed}); final test: {test} of 200 other held-out "
+                     "sentences exact.").format(steps=steps, seconds=seconds, seed=run.seed, test=f"{run.test:.1%}"),
                    icon=":material/check_circle:")
     elif run.state == STOPPED:
-        st.warning(f"Stopped after {steps} steps: {run.why}.", icon=":material/stop_circle:")
+        st.warning(_("Stopped after {steps} steps: {why}.").format(steps=steps, why=run.reason()),
+                   icon=":material/stop_circle:")
     elif run.state == FAILED:
-        st.error(f"The live training failed after {steps} steps: {run.why}.", icon=":material/error:")
+        st.error(_("The live training failed after {steps} steps: {why}.").format(steps=steps, why=run.reason()),
+                 icon=":material/error:")
 
 
 def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> None:
@@ -161,14 +177,14 @@ def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> Non
     if polling and run.state != RUNNING:  # it just ended: a whole run again, without the timer
         st.rerun(scope="app")
     if run.state == RUNNING and run.config is None:
-        st.info(f"Starting the training process ({ago(run.seconds())} so far: it loads PyTorch and draws its "
-                "training sentences first)…", icon=":material/hourglass_top:")
+        st.info(_("Starting the training process ({ago} so far: it loads PyTorch and draws its training sentences "
+                  "first)…").format(ago=ago(run.seconds())), icon=":material/hourglass_top:")
         return
     status(run)
-    curve(run.loss, run.evaluations, None, run.steps, "live-curve", "held-out exact match (200 sentences)")
+    curve(run.loss, run.evaluations, None, run.steps, "live-curve", _("held-out exact match (200 sentences)"))
     step, written = written_now(live, run, t)
     if written is None:
-        st.caption("The model's first weights are on their way…")
+        st.caption(_("The model's first weights are on their way…"))
         return
     show_written(written, t.source.tokens, layer, head, mean, "live-cross", t.reference, when(step, t))
 
@@ -178,17 +194,17 @@ def section(t: Translate) -> None:
 
     live = manager()
     if live is None:
-        st.info("Live training is switched off on this server (ATTNVIZ_LIVE_STEPS=0). *Watch it learn* shows the "
-                "shipped model's training instead.", icon=":material/info:")
+        st.info(_("Live training is switched off on this server (ATTNVIZ_LIVE_STEPS=0). *Watch it learn* shows the "
+                  "shipped model's training instead."), icon=":material/info:")
         return
-    st.caption("Trains a new translator from random weights on this server, now: the same model and recipe as the "
-               "shipped one (batches of 64 sentences, about a minute). Watch the loss fall, the held-out accuracy "
-               "rise, and the attention of your sentence take shape. One training runs at a time per server.")
+    st.caption(_("Trains a new translator from random weights on this server, now: the same model and recipe as the "
+                 "shipped one (batches of 64 sentences, about a minute). Watch the loss fall, the held-out accuracy "
+                 "rise, and the attention of your sentence take shape. One training runs at a time per server."))
     run = controls(live)
     layer, head, mean = map_pickers(t.loaded.translator.config)
     if run is None:
-        st.info("No live training has run on this server yet: press **Train a new model live**.",
-                icon=":material/model_training:")
+        st.info(_("No live training has run on this server yet: press **{start}**.").format(
+            start=_("Train a new model live")), icon=":material/model_training:")
         return
     polling = run.state == RUNNING
     every = (POLL_SECONDS if run.owner == owner() else WATCH_SECONDS) if polling else None

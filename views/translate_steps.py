@@ -6,12 +6,13 @@ import time
 
 import streamlit as st
 
+from locales import _
 from views import state
 from views.chart import show_chart
 from views.markdown import code
 from views.pickers import layer_head, pick
 from views.translate import PLAY_EVERY, PLAYING, Translate
-from views.translate_run import BEAM, SAMPLE, Decoded, decoded, download, way_controls
+from views.translate_run import BEAM, SAMPLE, Decoded, decoded, download, translation_line, way_controls, which_heads
 from views.translation import plain
 from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
 
@@ -38,40 +39,37 @@ def step_controls(last: int) -> int:
     if playing:
         _advance(last)
     row = st.container(horizontal=True, vertical_alignment="bottom")
-    row.button("Previous", icon=":material/skip_previous:", on_click=_move, args=(-1, last), disabled=playing)
-    if row.button("Pause" if playing else "Play", icon=":material/pause:" if playing else ":material/play_arrow:",
-                  help=f"One step every {PLAY_EVERY:g} s, to the end"):
+    row.button(_("Previous"), icon=":material/skip_previous:", on_click=_move, args=(-1, last), disabled=playing)
+    if row.button(_("Pause") if playing else _("Play"), icon=":material/pause:" if playing else ":material/play_arrow:",
+                  help=_("One step every {seconds} s, to the end").format(seconds=f"{PLAY_EVERY:g}")):
         if not playing and st.session_state.get("step", 0) >= last:
             st.session_state["step"] = 0
         st.session_state[PLAYING] = not playing
         st.session_state["_play_at"] = time.monotonic()
         st.rerun()  # the whole page: the part is then drawn in the fragment that reruns by itself
-    row.button("Next", icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
-    return state.int_slider("Step", "step", 0, last, 0, container=row, disabled=playing)
+    row.button(_("Next"), icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
+    return state.int_slider(_("Step"), "step", 0, last, 0, container=row, disabled=playing)
 
 
 def chosen_caption(d: Decoded, kind: str, t: int) -> str:
     word = plain(d.words[t])
     if kind == SAMPLE:
-        return (f"Blue: the probability each word is drawn with, after the temperature and the cuts; grey: a word "
-                f"cut by top-k or top-p (its probability before the cut). Orange: the word drawn, {word}.")
+        return _("Blue: the probability each word is drawn with, after the temperature and the cuts; grey: a word "
+                 "cut by top-k or top-p (its probability before the cut). Orange: the word drawn, {word}.").format(
+            word=word)
     if kind == BEAM:
-        return (f"Orange: {word}, the word of the best sentence the beam search found; it need not be the most "
-                "likely word at this step.")
-    return f"Greedy decoding writes the most likely word: {word} (orange)."
+        return _("Orange: {word}, the word of the best sentence the beam search found; it need not be the most "
+                 "likely word at this step.").format(word=word)
+    return _("Greedy decoding writes the most likely word: {word} (orange).").format(word=word)
 
 
-def beams_table(d: Decoded, t: int) -> str:
+def beams_table(d: Decoded, t: int) -> None:
     """The beam after step t: the open prefixes and the sentences finished so far, with their log-probabilities."""
-    if not d.beams:
-        return ""
     beam = d.beams[min(t, len(d.beams) - 1)]
-    lines = ["| | prefix | log p |", "|---|---|---:|"]
-    for mark, entries in (("open", beam.open), ("finished", beam.finished)):
-        for ids, score in entries:
-            words = " ".join(plain(d.vocabulary[i]) for i in ids)
-            lines.append(f"| {mark} | {words} | {score:.3f} |")
-    return "\n".join(lines)
+    rows = [(mark, " ".join(d.vocabulary[i] for i in ids), round(score, 3))
+            for mark, entries in ((_("open"), beam.open), (_("finished"), beam.finished)) for ids, score in entries]
+    st.dataframe({_("state"): [r[0] for r in rows], _("prefix"): [r[1] for r in rows], "log p": [r[2] for r in rows]},
+                 hide_index=True)
 
 
 def section(t: Translate) -> None:
@@ -82,28 +80,31 @@ def section(t: Translate) -> None:
     step = step_controls(len(d.words) - 1)
     state.show_notices()
 
-    st.markdown(f"**Translation** ({way.describe()}): {' '.join(plain(w) for w in d.translation.split()) or '—'}")
+    st.markdown(translation_line(way, d))
     read = " ".join(plain(w) for w in d.inputs[:step + 1])
-    st.markdown(f"**Step {step}.** The decoder reads (the target shifted right): {read} → writes "
-                f"**{plain(d.words[step])}**")
-    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    st.markdown(_("**Step {step}.** The decoder reads (the target shifted right): {read} → writes "
+                  "**{word}**").format(step=step, read=read, word=plain(d.words[step])))
+    which = which_heads(layer, head, mean)
     left, right = st.columns(2)
     with left:
         show_chart(causal_step_spec(pick(d.decoder, layer, head, mean), d.inputs, step,
-                                    f"Decoder self-attention, {which}"), key="translate-causal")
-        st.caption("Rows: the words read so far, one per step. Grey: blocked by the causal mask (a later word, "
-                   "which the decoder may not see); empty rows: steps not taken yet.")
+                                    _("Decoder self-attention, {which}").format(which=which)), key="translate-causal")
+        st.caption(_("Rows: the words read so far, one per step. Grey: blocked by the causal mask (a later word, "
+                     "which the decoder may not see); empty rows: steps not taken yet."))
     with right:
         show_chart(source_row_spec(pick(d.cross, layer, head, mean)[step], d.src_tokens,
-                                   f"Step {step}: cross-attention, {which}"), key="translate-cross-row")
-        st.caption(f"Where step {step} looks in the Chinese sentence (the encoder's output): one row of the "
-                   "cross-attention, summing to 1.")
+                                   _("Step {step}: cross-attention, {which}").format(step=step, which=which)),
+                   key="translate-cross-row")
+        st.caption(_("Where step {step} looks in the Chinese sentence (the encoder's output): one row of the "
+                     "cross-attention, summing to 1.").format(step=step))
         words = [d.vocabulary[i] for i in d.candidates[step]]
         chosen = int(d.chosen[step])
         show_chart(next_word_spec(words, d.final[step], d.tempered[step], chosen if chosen >= 0 else None,
-                                  f"Step {step}: the {len(words)} most likely next words"), key="translate-next")
+                                  _("Step {step}: the {n} most likely next words").format(step=step, n=len(words))),
+                   key="translate-next")
         st.caption(chosen_caption(d, way.kind, step))
-    if way.kind == BEAM:
-        st.markdown(f"**The beam after step {step}** ({code(str(way.beam))} prefixes kept, by summed log "
-                    "probability; a sentence is finished when it writes `<eos>`)\n\n" + beams_table(d, step))
+    if way.kind == BEAM and d.beams:
+        st.markdown(_("**The beam after step {step}** ({n} prefixes kept, by summed log probability; a sentence is "
+                      "finished when it writes `<eos>`)").format(step=step, n=code(str(way.beam))))
+        beams_table(d, step)
     download(d)

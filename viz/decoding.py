@@ -4,6 +4,7 @@ import html
 
 import numpy as np
 
+from locales import _
 from viz.attention import axis_labels, heatmap_spec
 from viz.labels import tick_angle
 from viz.spec import FigureSpec
@@ -21,13 +22,13 @@ def causal_step_spec(probs, inputs, step: int, title: str) -> FigureSpec:
     rows, cols = np.indices((T, T))
     z[rows > step] = np.nan
     blocked = np.where((cols > rows) & (rows <= step), 1.0, np.nan).astype(np.float32)
-    spec = heatmap_spec(z, inputs, inputs, title, keys="key: a word read before (or itself)",
-                        queries="query: the word read at each step")
+    spec = heatmap_spec(z, inputs, inputs, title, keys=_("key: a word read before (or itself)"),
+                        queries=_("query: the word read at each step"))
     data, layout = spec.parts()
     labels = axis_labels(inputs)
     data.append({"type": "heatmap", "z": blocked, "x": labels, "y": labels, "showscale": False,
                  "colorscale": [[0, BLOCKED_GREY], [1, BLOCKED_GREY]], "hoverongaps": False,
-                 "hovertemplate": "query: %{y}<br>key: %{x}<br>blocked: a later word<extra></extra>"})
+                 "hovertemplate": _("query: %{y}<br>key: %{x}<br>blocked: a later word") + "<extra></extra>"})
     return FigureSpec(data, layout)
 
 
@@ -36,13 +37,13 @@ def source_row_spec(row, src_tokens, title: str) -> FigureSpec:
     p = np.asarray(row, dtype=np.float32)
     labels = axis_labels(src_tokens)
     bar = {"type": "bar", "x": labels, "y": p, "marker": {"color": BAR_BLUE},
-           "hovertemplate": "key: %{x}<br>p = %{y:.4f}<extra></extra>"}
+           "hovertemplate": _("key: %{x}<br>p = %{y:.4f}") + "<extra></extra>"}
     return FigureSpec([bar], {
         "title": {"text": html.escape(title, quote=False)}, "height": 300,
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "xaxis": {"type": "category", "tickangle": tick_angle(src_tokens), "categoryorder": "array",
-                  "categoryarray": labels, "title": {"text": "key: a Chinese character (the encoder's output)"}},
-        "yaxis": {"title": {"text": "attention"}, "range": [0.0, 1.0]}})
+                  "categoryarray": labels, "title": {"text": _("key: a Chinese character (the encoder's output)")}},
+        "yaxis": {"title": {"text": _("attention")}, "range": [0.0, 1.0]}})
 
 
 def next_word_spec(words, final, tempered, chosen: int | None, title: str) -> FigureSpec:
@@ -54,13 +55,15 @@ def next_word_spec(words, final, tempered, chosen: int | None, title: str) -> Fi
     cut = (final == 0) & (tempered > 0)
     colours = [CHOSEN_ORANGE if i == chosen else CUT_GREY if cut[i] else BAR_BLUE for i in range(len(words))]
     shown = np.where(cut, tempered, final)
-    text = [f"{p:.3f}" + (" cut" if cut[i] else " ← chosen" if i == chosen else "") for i, p in enumerate(shown)]
+    cut_at, chosen_at = _("{p} cut"), _("{p} ← chosen")
+    text = [(cut_at if cut[i] else chosen_at if i == chosen else "{p}").format(p=f"{p:.3f}")
+            for i, p in enumerate(shown)]
     bar = {"type": "bar", "orientation": "h", "y": labels, "x": shown[::-1], "marker": {"color": colours[::-1]},
            "text": text[::-1], "textposition": "outside", "cliponaxis": False,
            "customdata": tempered[::-1],
-           "hovertemplate": "%{y}<br>p = %{x:.4f}<br>before the cut: %{customdata:.4f}<extra></extra>"}
+           "hovertemplate": _("%{y}<br>p = %{x:.4f}<br>before the cut: %{customdata:.4f}") + "<extra></extra>"}
     return FigureSpec([bar], {
         "title": {"text": html.escape(title, quote=False)}, "height": 60 + 26 * len(words),
         "margin": {"l": 10, "r": 40, "t": 50, "b": 10},
-        "xaxis": {"title": {"text": "probability of being the next word"}, "range": [0.0, 1.15]},
+        "xaxis": {"title": {"text": _("probability of being the next word")}, "range": [0.0, 1.15]},
         "yaxis": {"type": "category", "categoryorder": "array", "categoryarray": labels}})

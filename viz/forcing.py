@@ -6,6 +6,7 @@ import html
 
 import numpy as np
 
+from locales import N_, _
 from viz.spec import FigureSpec
 
 NEUTRAL, RIGHT, WRONG, OWN = 0, 1, 2, 3
@@ -13,8 +14,8 @@ COLOURS = ("#ececec", "#8fd19e", "#f1948a", "#f8c471")  # grey, green, red, oran
 # a discrete colour scale over z = 0..3: each value its own colour
 _SCALE = [[0.0, COLOURS[0]], [1 / 6, COLOURS[0]], [1 / 6, COLOURS[1]], [0.5, COLOURS[1]], [0.5, COLOURS[2]],
           [5 / 6, COLOURS[2]], [5 / 6, COLOURS[3]], [1.0, COLOURS[3]]]
-ROWS = ("teacher forcing reads", "teacher forcing predicts", "correct next word", "free generation writes",
-        "free generation reads")
+ROWS = (N_("teacher forcing reads"), N_("teacher forcing predicts"), N_("correct next word"),
+        N_("free generation writes"), N_("free generation reads"))
 
 
 def forcing_grid(reference, forced_inputs, forced, forced_p, generated_inputs, generated, generated_p,
@@ -33,27 +34,29 @@ def forcing_grid(reference, forced_inputs, forced, forced_p, generated_inputs, g
         z[4, i] = OWN if i >= len(forced_inputs) or w != forced_inputs[i] else NEUTRAL
     rows = ((forced_inputs, None), (forced, forced_p), (reference, reference_p), (generated, generated_p),
             (generated_inputs, None))
-    text = [[""] * T for _ in rows]
-    hover = [[""] * T for _ in rows]
+    names = [_(row) for row in ROWS]
+    at, at_p = _("{row}, position {position}: {word}"), _("{row}, position {position}: {word} (p {p})")
+    text = [[""] * T for __ in rows]
+    hover = [[""] * T for __ in rows]
     for r, (words, probs) in enumerate(rows):
         for i, word in enumerate(words):
             shown = html.escape(word, quote=False)
             p = "" if probs is None else f"{probs[i]:.2f}"
             text[r][i] = shown + (f"<br><sub>{p}</sub>" if p else "")
-            hover[r][i] = f"{ROWS[r]}, position {i + 1}: {shown}" + (f" (p {p})" if p else "")
-    heat = {"type": "heatmap", "z": z, "x": [str(i + 1) for i in range(T)], "y": list(ROWS), "text": text,
+            hover[r][i] = (at_p if p else at).format(row=names[r], position=i + 1, word=shown, p=p)
+    heat = {"type": "heatmap", "z": z, "x": [str(i + 1) for i in range(T)], "y": names, "text": text,
             "texttemplate": "%{text}", "textfont": {"size": 14}, "customdata": hover,
             "hovertemplate": "%{customdata}<extra></extra>", "colorscale": _SCALE, "zmin": 0, "zmax": 3,
             "showscale": False, "hoverongaps": False, "xgap": 2, "ygap": 2}
     layout = {"height": 360, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-              "xaxis": {"title": {"text": "position (the word predicted after reading one more)"}, "side": "top",
+              "xaxis": {"title": {"text": _("position (the word predicted after reading one more)")}, "side": "top",
                         "type": "category"},
               "yaxis": {"autorange": "reversed", "type": "category"}}
     if first_divergence is not None:
         layout["shapes"] = [{"type": "rect", "xref": "x", "yref": "paper", "x0": first_divergence - 0.5,
                              "x1": first_divergence + 0.5, "y0": 0, "y1": 1, "line": {"color": "#c0392b", "width": 3},
                              "fillcolor": "rgba(0,0,0,0)"}]
-        layout["annotations"] = [{"text": "first divergence", "xref": "x", "yref": "paper", "x": first_divergence,
+        layout["annotations"] = [{"text": _("first divergence"), "xref": "x", "yref": "paper", "x": first_divergence,
                                   "y": 0, "yanchor": "top", "showarrow": False, "font": {"color": "#c0392b"}}]
         layout["margin"]["b"] = 30
     return FigureSpec([heat], layout)

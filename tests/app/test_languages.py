@@ -14,6 +14,21 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("masks", {"mask": "causal", "text": "word " * 300}), ("masks", {"model": "translator", "src": "我有一只猫"}),
     ("steps", {"model": "random", "norm": "pre-LN", "layers": "2", "layer": "1", "text": "word " * 80}),
     ("all-heads", {"text": "word " * 200}), ("softmax", {"model": "random", "temp": "2"}),
+    # Translate: each part, each way of choosing a word, heads switched off, and bad input
+    ("translate", {"part": "alignment", "src": "昨天我买了一本书"}),
+    ("translate", {"part": "heads", "off": "cross.0.0,cross.0.1,cross.1.0,cross.1.1"}),
+    ("translate", {"part": "forcing"}),
+    ("translate", {"part": "forcing", "snap": "75", "off": "cross.1.0"}),  # teacher forcing and generation part
+    ("translate", {"part": "forcing", "src": "你好吗"}),  # no correct translation known
+    ("translate", {"part": "learning", "snap": "0", "off": "cross.1.0"}),
+    ("translate", {"part": "live"}),
+    ("translate", {"decode": "sample", "temperature": "2", "top_k": "5", "top_p": "0.9"}),
+    ("translate", {"decode": "beam", "step": "2"}),
+    ("translate", {"src": ""}),  # empty
+    ("translate", {"src": "hello"}),  # no Chinese character
+    ("translate", {"src": "猫喜欢我们的熊猫"}),  # outside the toy language, an unknown character
+    ("translate", {"src": "明天我们在学校有两个小孩子吗"}),  # a held-out sentence
+    ("translate", {"src": "我有一只猫" * 14}),  # longer than the translator reads
 ]
 
 

@@ -8,6 +8,7 @@ import pytest
 from apptest_harness import figures
 from streamlit.testing.v1 import AppTest
 
+from training import live as live_training
 from views import translate_live
 
 STEPS = 20
@@ -124,3 +125,38 @@ def test_a_bad_setting_is_said_plainly(monkeypatch):
         assert "ATTNVIZ_LIVE_STEPS must be a whole number" in error.value and "'lots'" in error.value
     finally:
         translate_live._manager.clear()
+
+
+def _status_in_chinese(state: str, test: float | None, why: tuple) -> None:
+    """An app that draws the live part's status of one made-up run, in Chinese: no training process is started."""
+    import time
+
+    import locales
+    from training.live import LiveRun
+    from views.translate_live import status
+
+    message, fields = why
+    english = message.format(**dict(fields)) if message else ""
+    run = LiveRun(2, 3, time.time() - 30, state, 20, loss=(3.2, 2.9), evaluations=((1, 0.25),),
+                  ended=None if state == "running" else time.time(), test=test, why=english, why_message=message,
+                  why_fields=fields)
+    with locales.use("zh"):
+        status(run)
+
+
+@pytest.mark.parametrize(("state", "test", "why"), [
+    ("running", None, ("", ())), ("finished", 0.995, ("", ())), ("finished", None, ("", ())),
+    ("stopped", None, (live_training.STOPPED_BY_OWNER, ())), ("stopped", None, (live_training.SHUTTING_DOWN, ())),
+    ("stopped", None, (live_training.TOO_LONG, (("seconds", "300"),))),
+    ("failed", None, (live_training.CRASHED, (("code", 1),)))])
+def test_every_state_of_a_run_and_why_it_ended_is_said_in_chinese(monkeypatch, state, test, why):
+    """A run is shared by sessions in both languages: its state and why it ended are translated as they are shown."""
+    from tests.app.languages import marked_chinese, untranslated
+
+    with marked_chinese(monkeypatch) as misses:
+        at = AppTest.from_function(_status_in_chinese, args=(state, test, why), default_timeout=30).run()
+        assert not at.exception, at.exception
+        shown = untranslated(at)
+    assert not shown and not misses, (shown, misses)
+    said = [e.value for e in (*at.success, *at.warning, *at.error, *at.caption)]
+    assert len(said) == 1 and said[0].count("⟦") == (2 if why[0] else 1)  # the reason: a message of its own

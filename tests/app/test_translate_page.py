@@ -109,11 +109,14 @@ def test_beam_search_shows_its_beam_at_each_step(translator):
     at = open_translate(decode="beam", beam="3")
     (ids,) = beam_search(translator, source_ids(translator, "我有一只猫"), 3)
     assert translation(at) == words_of(translator, ids) == "I have a cat"
-    (table,) = [m.value for m in at.markdown if m.value.startswith("**The beam after step 0**")]
-    assert table.count("| open |") == 3 and "| open | I |" in table
+    assert any(m.value.startswith("**The beam after step 0**") for m in at.markdown)
+    (table,) = at.dataframe
+    beam = list(zip(table.value["state"], table.value["prefix"]))
+    assert [state for state, _ in beam] == ["open"] * 3 and ("open", "I") in beam
     slider(at, "step").set_value(4).run()
-    (table,) = [m.value for m in at.markdown if m.value.startswith("**The beam after step 4**")]
-    assert "| finished | I have a cat ` <eos> ` |" in table
+    assert any(m.value.startswith("**The beam after step 4**") for m in at.markdown)
+    (table,) = at.dataframe
+    assert ("finished", "I have a cat <eos>") in zip(table.value["state"], table.value["prefix"])
 
 
 def test_alignment_maps_are_the_decodings_and_mean_averages_the_heads(translator):
@@ -193,3 +196,20 @@ def test_moving_the_step_layer_or_head_never_runs_the_model_again():
     assert not at.exception and memory.COMPUTED["forward"] == decoded
     at.segmented_control(key="decode").set_value("beam").run()  # a new way of choosing: decoded once more
     assert memory.COMPUTED["forward"] == decoded + 1
+
+
+@pytest.mark.parametrize("temperature", ["0.5", "1", "2.5"])
+def test_temperature_divides_the_scores_and_its_formula_is_beside_its_slider(translator, temperature):
+    """softmax(z / T): T > 1 flatter, T < 1 sharper, T = 1 the model's own distribution (issue 20, point 5)."""
+    at = open_translate(decode="sample", temperature=temperature)
+    T = float(temperature)
+    with torch.inference_mode():
+        z = generate(translator, source_ids(translator, "我有一只猫"), record=True).logits[0, 0]
+    expected = torch.softmax(z / T, -1).topk(10).values.numpy()
+    bars = figures(at)[2]["data"][0]
+    shown = plotly_array(bars["customdata"])[::-1]  # before any cut: the tempered distribution, most likely first
+    np.testing.assert_allclose(shown, expected, atol=1e-5)
+    model = torch.softmax(z, -1).max().item()
+    assert shown[0] < model - 0.01 if T > 1 else shown[0] > model + 0.01 if T < 1 else shown[0] == pytest.approx(model)
+    (column,) = [c for c in at.columns if any(s.key == "temperature" for s in c.slider)]
+    assert [m.value.strip("$\n") for m in column.latex] == [r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}"]
