@@ -130,8 +130,8 @@ def unmarked(text: str, data_words: set[str]) -> list[str]:
         if stripped == text:
             break
         text = stripped
-    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"`[^`]*`", r"\$[^$]*\$", r"<[^>]*>", r":material/[a-z_]+:",
-                    r"https?://\S+", r"%\{[^}]*\}"):
+    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"`[^`]*`", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"<[^>]*>",
+                    r":material/[a-z_]+:", r"https?://\S+", r"%\{[^}]*\}"):  # $$ display math $$ (st.latex) too
         text = re.sub(pattern, " ", text)
     words = re.findall(r"[A-Za-z][A-Za-z_'-]*[A-Za-z]", text)
     return [w for w in words if w.lower() not in PROPER and w.lower() not in data_words]

@@ -9,7 +9,17 @@ from tests.app.languages import marked_chinese, untranslated
 from views import registry
 
 # Every page, and the states of a page that show other texts (a part, a mask, a decoding way).
-PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES]
+PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
+    ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
+    ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
+                    "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves
+    ("positional", {"pe_n": "2048", "pe_d": "1024", "pe_dims": ""}),  # thinned maps, no curve picked
+    ("architecture", {"positional": "learned", "norm": "pre-LN", "layers": "3", "heads": "5"}),  # Pre-LN steps
+    ("encoder-decoder", {"tgt": "I have a cat"}),  # the translator reading a typed target (teacher forcing)
+    ("encoder-decoder", {"src": "，。"}),  # no Chinese to read
+    ("encoder-decoder", {"model": "random"}),
+    ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
+]
 
 
 def _session(path: str, locale: str | None = None, **params) -> AppTest:
