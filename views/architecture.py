@@ -95,7 +95,7 @@ def show_pretrained(seq_len: int) -> None:
     loaded = or_stop(_("The pretrained model"), loaded_model, Choice(DEFAULT_KEY))
     bert = loaded.model
     shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
-    st.caption(loaded.facts.summary() + ".")
+    st.caption(_("{summary}.").format(summary=loaded.facts.summary()))
     show_costs(shape, min(seq_len, loaded.facts.max_positions), bert,
                _("Parameters and FLOPs of {model}").format(model="all-MiniLM-L6-v2"), formulas_open=False)
 

@@ -35,16 +35,18 @@ def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
         loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
         return None, failure(_("The model"), e)
-    facts = loaded.facts
+    facts, random = loaded.facts, loaded.source.kind == "random"
+    # The random model's label ends with its whole configuration (for logs): its settings are in the sidebar
+    model = _("The random model") if random else loaded.source.label
     if facts.positional == "sinusoidal":
         return None, _("{model} adds the sinusoidal table itself (base 10000, d_model = {d_model}); choose a BERT "
                        "model or a random model with learned positions in the sidebar to compare.").format(
-            model=loaded.source.label, d_model=facts.d_model)
-    if loaded.source.kind == "random":
+            model=model, d_model=facts.d_model)
+    if random:
         note = _("{model}: learned positions, untrained (random)")
     else:
         note = _("{model}: learned during pre-training")
-    return loaded.model.position_vectors().detach().numpy(), note.format(model=loaded.source.label)
+    return loaded.model.position_vectors().detach().numpy(), note.format(model=model)
 
 
 def sampled(table: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -16,7 +16,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("positional", {"pe_n": "2048", "pe_d": "1024", "pe_dims": ""}),  # thinned maps, no curve picked
     ("architecture", {"positional": "learned", "norm": "pre-LN", "layers": "3", "heads": "5"}),  # Pre-LN steps
     ("encoder-decoder", {"tgt": "I have a cat"}),  # the translator reading a typed target (teacher forcing)
-    ("encoder-decoder", {"src": "，。"}),  # no Chinese to read
+    ("encoder-decoder", {"src": "。"}),  # no Chinese to read
+    ("encoder-decoder", {"src": "我有一只猫" * 20}),  # a source longer than the positions, cut
     ("encoder-decoder", {"model": "random"}),
     ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
 ]
