@@ -143,10 +143,10 @@ def npz(r: Seq2SeqRun) -> bytes:
 def shapes_table(config, S: int, T: int) -> str:  # config: a RandomConfig or a TranslatorConfig
     """The shapes of the three attentions of this pass, as a Markdown table."""
     h = config.nhead
-    rows = ((_("encoder self-attention"), _("source, S = {S}").format(S=S), _("source"), f"(1, {h}, {S}, {S})"),
-            (_("decoder masked self-attention"), _("target, T = {T}").format(T=T), _("target (earlier only)"),
+    rows = ((_("encoder self"), _("source, S = {S}").format(S=S), _("source"), f"(1, {h}, {S}, {S})"),
+            (_("decoder masked self"), _("target, T = {T}").format(T=T), _("target (earlier only)"),
              f"(1, {h}, {T}, {T})"),
-            (_("decoder cross-attention"), _("target, T = {T}").format(T=T), _("source (encoder output)"),
+            (_("decoder cross"), _("target, T = {T}").format(T=T), _("source (encoder output)"),
              f"(1, {h}, {T}, {S})"))
     header = (_("attention"), _("queries"), _("keys / values"), _("probabilities"))
     lines = ["| " + " | ".join(cells) + " |" for cells in (header, ("---",) * 4, *rows)]
