@@ -6,6 +6,8 @@ guesses them from tensors, class names or which attributes a module has.
 """
 from dataclasses import dataclass, field
 
+from locales import _, ngettext
+
 BERT, ENCODER, ENCODER_DECODER, TRANSLATOR = "bert", "encoder", "encoder-decoder", "translator"
 KINDS = (BERT, ENCODER, ENCODER_DECODER, TRANSLATOR)
 POSITIONAL_KINDS = ("sinusoidal", "learned")
@@ -74,8 +76,14 @@ class ModelFacts:
         return "Pre-LN" if self.norm_first else "Post-LN"
 
     def summary(self) -> str:
-        """One line for a caption: "6 layers, 12 heads, d_model 384, d_ff 1536, GELU, Post-LN, learned positions"."""
-        layers = (f"{self.layers} + {self.decoder_layers} layers" if self.decoder_layers else f"{self.layers} layers")
-        segments = ", segment embeddings" if self.token_types else ""
-        return (f"{layers}, {self.heads} heads, d_model {self.d_model}, d_ff {self.d_ff}, {self.activation.upper()}, "
-                f"{self.norm_name}, {self.positional} positions{segments}")
+        """One line for a caption: "6 layers, 12 heads, d_model 384, d_ff 1536, GELU, Post-LN, learned positions",
+        in the current language (translated when shown: facts are shared by every session)."""
+        if self.decoder_layers:
+            layers = _("{encoder} + {decoder} layers").format(encoder=self.layers, decoder=self.decoder_layers)
+        else:
+            layers = ngettext("{n} layer", "{n} layers", self.layers).format(n=self.layers)
+        positions = _("learned positions") if self.positional == "learned" else _("sinusoidal positions")
+        line = _("{layers}, {heads} heads, d_model {d_model}, d_ff {d_ff}, {activation}, {norm}, {positions}").format(
+            layers=layers, heads=self.heads, d_model=self.d_model, d_ff=self.d_ff,
+            activation=self.activation.upper(), norm=self.norm_name, positions=positions)
+        return _("{summary}, segment embeddings").format(summary=line) if self.token_types else line

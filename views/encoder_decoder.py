@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from locales import _
 from model.masks import is_blocked
 from model.sources import RANDOM_KEY
 from views import downloads, state, translation
@@ -92,19 +93,22 @@ def texts(translator: bool) -> tuple[str, str]:
     left, right = st.columns(2)
     default_src, default_tgt = SEQ2SEQ_TEXTS["translator" if translator else "random"]
     if translator:
-        labels = ("Source: Chinese (what the encoder reads)",
-                  "Target: English (what the decoder reads; empty: the translator's own translation)")
+        labels = (_("Source: Chinese (what the encoder reads)"),
+                  _("Target: English (what the decoder reads; empty: the translator's own translation)"))
     else:
-        labels = ("Source (what the encoder reads)", "Target (what the decoder reads, one token at a time)")
+        labels = (_("Source (what the encoder reads)"), _("Target (what the decoder reads, one token at a time)"))
     src = state.text(labels[0], "src", default_src, MAX_TEXT_CHARS, container=left, area=False)
     tgt = state.text(labels[1], "tgt", default_tgt, MAX_TEXT_CHARS, container=right, area=False,
-                     placeholder="empty: the translator's own translation" if translator else None)
-    missing = [what for value, what in ((src, "a source sentence"), (tgt, "a target sentence"))
-               if not value.strip() and (what == "a source sentence" or not translator)]
-    if translator and src.strip() and not chinese_tokens(src):
-        missing = ["a Chinese sentence (not only punctuation)"]
-    for what in missing:
-        st.info(f"Type {what} above to see the encoder-decoder attention.")
+                     placeholder=_("empty: the translator's own translation") if translator else None)
+    missing = []
+    if not src.strip():
+        missing.append(_("Type a source sentence above to see the encoder-decoder attention."))
+    elif translator and not chinese_tokens(src):
+        missing.append(_("Type a Chinese sentence (not only punctuation) above to see the encoder-decoder attention."))
+    if not translator and not tgt.strip():
+        missing.append(_("Type a target sentence above to see the encoder-decoder attention."))
+    for message in missing:
+        st.info(message)
     if missing:
         state.show_notices()
         state.stop()
@@ -114,17 +118,19 @@ def texts(translator: bool) -> tuple[str, str]:
 def cached_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """The pass for (config, src, tgt): computed once, then shared; a slider move never re-runs it."""
     result = cached(("encoder-decoder", config, src, tgt), lambda: compute_run(config, src, tgt),
-                    "The encoder-decoder")
+                    _("The encoder-decoder"))
     say_what_was_cut(result)
     return result
 
 
 def say_what_was_cut(result: Seq2SeqRun) -> None:
-    for total, tokens, what in ((result.src_total, result.src_tokens, "source"),
-                                (result.tgt_total, result.tgt_tokens, "target")):
+    for total, tokens, message in (
+            (result.src_total, result.src_tokens,
+             _("The source has {total} tokens; the model reads at most {read}, so the rest was cut.")),
+            (result.tgt_total, result.tgt_tokens,
+             _("The target has {total} tokens; the model reads at most {read}, so the rest was cut."))):
         if total > len(tokens):
-            state.notice(f"The {what} has {total} tokens; the model reads at most {len(tokens)}, "
-                         "so the rest was cut.")
+            state.notice(message.format(total=total, read=len(tokens)))
 
 
 def npz(r: Seq2SeqRun) -> bytes:
@@ -137,21 +143,22 @@ def npz(r: Seq2SeqRun) -> bytes:
 def shapes_table(config, S: int, T: int) -> str:  # config: a RandomConfig or a TranslatorConfig
     """The shapes of the three attentions of this pass, as a Markdown table."""
     h = config.nhead
-    return f"""
-**Shapes in this pass** ({h} heads, d_model {config.d_model}, d_k {config.d_model // h})
-
-| attention | queries | keys / values | probabilities |
-|---|---|---|---|
-| encoder self | source, S = {S} | source | (1, {h}, {S}, {S}) |
-| decoder masked self | target, T = {T} | target (earlier only) | (1, {h}, {T}, {T}) |
-| decoder cross | target, T = {T} | source (encoder output) | (1, {h}, {T}, {S}) |
-"""
+    rows = ((_("encoder self"), _("source, S = {S}").format(S=S), _("source"), f"(1, {h}, {S}, {S})"),
+            (_("decoder masked self"), _("target, T = {T}").format(T=T), _("target (earlier only)"),
+             f"(1, {h}, {T}, {T})"),
+            (_("decoder cross"), _("target, T = {T}").format(T=T), _("source (encoder output)"),
+             f"(1, {h}, {T}, {S})"))
+    header = (_("attention"), _("queries"), _("keys / values"), _("probabilities"))
+    lines = ["| " + " | ".join(cells) + " |" for cells in (header, ("---",) * 4, *rows)]
+    title = _("**Shapes in this pass** ({h} heads, d_model {d_model}, d_k {d_k})").format(
+        h=h, d_model=config.d_model, d_k=config.d_model // h)
+    return "\n" + title + "\n\n" + "\n".join(lines) + "\n"
 
 
 def random_intro() -> None:
-    st.info("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
-            "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query may "
-            "see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*.",
+    st.info(_("No pretrained encoder-decoder is available offline, so this model's weights are random (seeded, "
+              "configurable in the sidebar). The maps show the mechanism (the causal mask, which tokens each query "
+              "may see, the shapes of cross-attention), not learned alignments such as *chat* ↔ *cat*."),
             icon=":material/info:")
 
 
@@ -173,8 +180,8 @@ def view(page: Page) -> None:
         config = translation.loaded_translator().translator.config
     else:
         config = choice.random
-        st.sidebar.caption(f"{config.num_layers} encoder and {config.num_layers} decoder layers; "
-                           "both texts share one token embedding (vocabulary of all-MiniLM-L6-v2).")
+        st.sidebar.caption(_("{n} encoder and {n} decoder layers; both texts share one token embedding (vocabulary "
+                             "of all-MiniLM-L6-v2).").format(n=config.num_layers))
         run = cached_run(config, src, tgt)
 
     col1, col2, col3 = st.columns([2, 2, 1])
@@ -187,34 +194,44 @@ def view(page: Page) -> None:
 
 def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator: bool = False) -> None:
     """Decoder self-attention and cross-attention, the encoder's for reference, the shapes, the download."""
-    which = f"layer {layer}, " + ("mean of heads" if mean else f"head {head}")
+    which = (_("layer {layer}, mean of heads") if mean else _("layer {layer}, head {head}")).format(
+        layer=layer, head=head)
     S, T = len(run.src_tokens), len(run.tgt_tokens)
-    source, target = ("Chinese character", "English word") if translator else ("source token", "target token")
-    start = ("`<bos>` (begin) is the start-of-sequence token" if translator
-             else "[CLS] plays the start-of-sequence token")
+    source, target = ((_("Chinese character"), _("English word")) if translator
+                      else (_("source token"), _("target token")))
+    if translator:
+        causal = _("({T} × {T}) target × target. The causal mask blocks every later token (the empty upper triangle): "
+                   "while predicting, a target token can only see the ones before it and itself. `<bos>` (begin) is "
+                   "the start-of-sequence token.")
+    else:
+        causal = _("({T} × {T}) target × target. The causal mask blocks every later token (the empty upper triangle): "
+                   "while predicting, a target token can only see the ones before it and itself. [CLS] plays the "
+                   "start-of-sequence token.")
     left, right = st.columns(2)
     with left:
         show_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
-                                f"Decoder masked self-attention, {which}", keys=f"key: {target} (earlier)",
-                                queries=f"query: {target}"), key="decoder-self")
-        st.caption(f"({T} × {T}) target × target. The causal mask blocks every later token (the empty upper "
-                   "triangle): while predicting, a target token can only see the ones before it and itself. "
-                   f"{start}.")
+                                _("Decoder masked self-attention, {which}").format(which=which),
+                                keys=_("key: {token} (earlier)").format(token=target),
+                                queries=_("query: {token}").format(token=target)), key="decoder-self")
+        st.caption(causal.format(T=T))
     with right:
         show_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
-                                f"Cross-attention, {which}", keys=f"key: {source} (encoder output)",
-                                queries=f"query: {target}"), key="cross")
-        st.caption(f"({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
-                   "tokens (the encoder's output). No mask: every target token may look at the whole source.")
+                                _("Cross-attention, {which}").format(which=which),
+                                keys=_("key: {token} (encoder output)").format(token=source),
+                                queries=_("query: {token}").format(token=target)), key="cross")
+        st.caption(_("({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
+                     "tokens (the encoder's output). No mask: every target token may look at the whole source.").format(
+            T=T, S=S))
 
     left, right = st.columns(2)
     with left:
         show_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
-                                f"Encoder self-attention, {which}", keys=f"key: {source}",
-                                queries=f"query: {source}"), key="encoder-self")
-        st.caption(f"({S} × {S}) source × source, for reference: the encoder sees every source token in both "
-                   "directions.")
+                                _("Encoder self-attention, {which}").format(which=which),
+                                keys=_("key: {token}").format(token=source),
+                                queries=_("query: {token}").format(token=source)), key="encoder-self")
+        st.caption(_("({S} × {S}) source × source, for reference: the encoder sees every source token in both "
+                     "directions.").format(S=S))
     with right:
         st.markdown(shapes_table(config, S, T))
-        downloads.button("Download these attentions (NumPy .npz)", lambda: npz(run), "encoder_decoder_attention.npz",
+        downloads.button(_("Download these attentions (NumPy .npz)"), lambda: npz(run), "encoder_decoder_attention.npz",
                          "application/octet-stream")

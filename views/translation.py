@@ -6,6 +6,7 @@ from functools import partial
 
 import streamlit as st
 
+from locales import _
 from model.translator_source import TRANSLATOR_KEY as KEY
 from views.markdown import code
 from views.memory import budget, cached
@@ -59,21 +60,22 @@ def compute_run(src: str, tgt: str):
 
 def cached_run(src: str, tgt: str):
     """(Seq2SeqRun, Decoded) for (src, tgt): computed once, then shared."""
-    return cached(("translation", src, tgt), lambda: compute_run(src, tgt), "The translator")
+    return cached(("translation", src, tgt), lambda: compute_run(src, tgt), _("The translator"))
 
 
 def facts_caption() -> str:
     loaded = loaded_translator()
     model = loaded.translator
-    return (f"{model.facts.summary()}. Its own vocabularies: {len(model.source) - 4} Chinese characters, "
-            f"{len(model.target) - 4} English words, and `<pad> <bos> <eos> <unk>`.")
+    return _("{summary}. Its own vocabularies: {characters} Chinese characters, {words} English words, and "
+             "`<pad> <bos> <eos> <unk>`.").format(summary=model.facts.summary(), characters=len(model.source) - 4,
+                                                   words=len(model.target) - 4)
 
 
 def intro() -> None:
-    st.info("A translator trained by this project on a toy Chinese → English language (about 430,000 sentences, "
-            "each with one correct translation): 我有一只猫 → *I have a cat*. Leave the target empty to see its own "
-            "translation, written word by word from `<bos>`; type one to see how it attends while reading your "
-            "words (teacher forcing, as in training).", icon=":material/translate:")
+    st.info(_("A translator trained by this project on a toy Chinese → English language (about 430,000 sentences, "
+              "each with one correct translation): 我有一只猫 → *I have a cat*. Leave the target empty to see its own "
+              "translation, written word by word from `<bos>`; type one to see how it attends while reading your "
+              "words (teacher forcing, as in training)."), icon=":material/translate:")
 
 
 def plain(word: str) -> str:
@@ -85,9 +87,13 @@ def show_translation(run, decoded: Decoded) -> None:
     """The translation, or what the model would write after each word of a typed target."""
     if decoded.translation is not None:
         words = " ".join(plain(w) for w in decoded.translation.split())
-        st.markdown(f"**Translation:** {words or '(nothing: it wrote ' + code('<eos>') + ' first)'}")
-        st.caption("Greedy decoding: the most likely word at each step, until `<eos>`. The maps below are of the "
-                   "decoder reading that translation back, `<bos>` first.")
+        if words:
+            st.markdown(_("**Translation:** {words}").format(words=words))
+        else:
+            st.markdown(_("**Translation:** (nothing: it wrote {eos} first)").format(eos=code("<eos>")))
+        st.caption(_("Greedy decoding: the most likely word at each step, until `<eos>`. The maps below are of the "
+                     "decoder reading that translation back, `<bos>` first."))
         return
     pairs = " · ".join(f"{code(word)} → {plain(nxt)}" for word, nxt in zip(run.tgt_tokens, decoded.predicted))
-    st.markdown(f"**With your target** (teacher forcing), the word the translator predicts after each one: {pairs}")
+    st.markdown(_("**With your target** (teacher forcing), the word the translator predicts after each one: "
+                  "{pairs}").format(pairs=pairs))

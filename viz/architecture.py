@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from locales import N_, _
 from model import stats
 
 
@@ -17,7 +18,7 @@ from model import stats
 class ModuleCost:
     """One kind of module: how many the model has, and what each one costs."""
 
-    module: str
+    module: str  # English, marked with N_(): translated where shown (cost_table, cost_bars, the formulas)
     count: int
     params_each: int
     flops_each: int  # matmul FLOPs of one forward pass (lookups and norms: 0)
@@ -43,26 +44,26 @@ def module_costs(s: stats.Shape, seq_len: int, tgt_len: int | None = None) -> li
     h, f, l, V = s.d_model, s.d_ff, seq_len, s.vocab_size
     t = l if tgt_len is None else tgt_len
     enc, dec = s.encoder_layers, s.decoder_layers
-    side = ("encoder ", "decoder ") if dec else ("", "")
     attn, ffn = stats.attention_params(h, s.bias), stats.ffn_params(h, f, s.bias)
     attn_p = stats.FORMULAS["attention params"] if s.bias else "4h^2"
     ffn_p = stats.FORMULAS["ffn params"] if s.bias else "2hf"
     norms = 2 * enc + 3 * dec + s.final_norms + (1 if s.embedding_norm else 0)
     rows = [
-        ModuleCost("token / position embeddings", 1, (V + s.learned_positions + s.token_types) * h, 0,
+        ModuleCost(N_("token / position embeddings"), 1, (V + s.learned_positions + s.token_types) * h, 0,
                    _embedding_formula(s), "0"),
-        ModuleCost(side[0] + "self-attention", enc, attn, stats.attention_flops(h, l, l), attn_p,
-                   r"4\,l\,h\,(2h + l)"),
-        ModuleCost("decoder masked self-attention", dec, attn, stats.attention_flops(h, t, t), attn_p,
+        ModuleCost(N_("encoder self-attention") if dec else N_("self-attention"), enc, attn,
+                   stats.attention_flops(h, l, l), attn_p, r"4\,l\,h\,(2h + l)"),
+        ModuleCost(N_("decoder masked self-attention"), dec, attn, stats.attention_flops(h, t, t), attn_p,
                    r"4\,t\,h\,(2h + t)"),
-        ModuleCost("cross-attention", dec, attn, stats.attention_flops(h, t, l), attn_p,
+        ModuleCost(N_("cross-attention"), dec, attn, stats.attention_flops(h, t, l), attn_p,
                    r"2h\,(2th + 2lh + 2tl)"),
-        ModuleCost(side[0] + "feed-forward", enc, ffn, stats.ffn_flops(h, f, l), ffn_p, r"4\,l\,h\,f"),
-        ModuleCost(side[1] + "feed-forward", dec, ffn, stats.ffn_flops(h, f, t), ffn_p, r"4\,t\,h\,f"),
-        ModuleCost("LayerNorm", norms, stats.layer_norm_params(h, s.bias), 0,
+        ModuleCost(N_("encoder feed-forward") if dec else N_("feed-forward"), enc, ffn, stats.ffn_flops(h, f, l),
+                   ffn_p, r"4\,l\,h\,f"),
+        ModuleCost(N_("decoder feed-forward"), dec, ffn, stats.ffn_flops(h, f, t), ffn_p, r"4\,t\,h\,f"),
+        ModuleCost(N_("LayerNorm"), norms, stats.layer_norm_params(h, s.bias), 0,
                    stats.FORMULAS["layernorm params"] if s.bias else "h", "0"),
-        ModuleCost("pooler", int(s.pooler), h * h + h, 2 * h * h, "h^2 + h", "2h^2"),
-        ModuleCost("masked-LM head (tied output)", int(s.mlm_head), h * h + 3 * h + V, 2 * l * h * (h + V),
+        ModuleCost(N_("pooler"), int(s.pooler), h * h + h, 2 * h * h, "h^2 + h", "2h^2"),
+        ModuleCost(N_("masked-LM head (tied output)"), int(s.mlm_head), h * h + 3 * h + V, 2 * l * h * (h + V),
                    "h^2 + 3h + V", r"2\,l\,h\,(h + V)"),
     ]
     return [r for r in rows if r.count and (r.params_each or r.flops_each)]
@@ -73,17 +74,24 @@ def plain(latex: str) -> str:
     return latex.replace(r"\,", "").replace(r"\;", " ").replace("^2", "²")
 
 
+def cost_columns() -> dict[str, str]:
+    """The cost table's columns by role: their headers in the current language."""
+    return {"module": _("module"), "count": _("count"), "params formula": _("params formula (each)"),
+            "parameters": _("parameters"), "flops formula": _("FLOPs formula (each)"), "flops": _("FLOPs")}
+
+
 def cost_table(costs: list[ModuleCost]) -> pd.DataFrame:
-    """One row per module and a total row: how many, parameters and FLOPs with the formula of one module."""
-    rows = [{"module": c.module, "count": c.count, "params formula (each)": plain(c.param_formula),
-             "parameters": c.params, "FLOPs formula (each)": plain(c.flop_formula), "FLOPs": c.flops}
+    """One row per module and a total row: how many, parameters and FLOPs with the formula of one module.
+    Headers and module names in the current language (cost_columns())."""
+    rows = [{"module": _(c.module), "count": c.count, "params formula": plain(c.param_formula),
+             "parameters": c.params, "flops formula": plain(c.flop_formula), "flops": c.flops}
             for c in costs]
-    rows.append({"module": "total", "count": None, "params formula (each)": "",
-                 "parameters": sum(c.params for c in costs), "FLOPs formula (each)": "",
-                 "FLOPs": sum(c.flops for c in costs)})
+    rows.append({"module": _("total"), "count": None, "params formula": "",
+                 "parameters": sum(c.params for c in costs), "flops formula": "",
+                 "flops": sum(c.flops for c in costs)})
     table = pd.DataFrame(rows)
     table["count"] = table["count"].astype("Int64")  # whole numbers, blank in the total row
-    return table
+    return table.rename(columns=cost_columns())
 
 
 def human(n: float) -> str:
@@ -96,15 +104,17 @@ def human(n: float) -> str:
 
 def cost_bars(costs: list[ModuleCost], title: str = "") -> go.Figure:
     """Parameters and FLOPs per module, side by side, as horizontal bars."""
-    names = [c.module for c in costs]
+    names = [_(c.module) for c in costs]
     params = np.array([c.params for c in costs], dtype=np.float64)
     flops = np.array([c.flops for c in costs], dtype=np.float64)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("parameters", "FLOPs, one forward pass"))
-    for col, values, colour, what in ((1, params, "#636efa", "parameters"), (2, flops, "#ef553b", "FLOPs")):
+                        subplot_titles=(_("parameters"), _("FLOPs, one forward pass")))
+    for col, values, colour, what, hover in (
+            (1, params, "#636efa", _("parameters"), _("%{y}<br>parameters: %{x:,}")),
+            (2, flops, "#ef553b", _("FLOPs"), _("%{y}<br>FLOPs: %{x:,}"))):
         fig.add_trace(go.Bar(x=values, y=names, orientation="h", marker_color=colour, name=what,
                              text=[human(v) for v in values], textposition="auto", cliponaxis=False,
-                             hovertemplate=f"%{{y}}<br>{what}: %{{x:,}}<extra></extra>"), row=1, col=col)
+                             hovertemplate=hover + "<extra></extra>"), row=1, col=col)
     fig.update_layout(title=title, showlegend=False, height=90 + 34 * len(costs),
                       margin={"l": 10, "r": 30, "t": 60 if title else 40, "b": 10})
     fig.update_yaxes(autorange="reversed")
@@ -116,41 +126,44 @@ def _dims(shape) -> str:
 
 
 def shape_steps(trace, norm_first: bool = False) -> pd.DataFrame:
-    """Step -> tensor shape, read from a recorded encoder trace (model.trace.StackTrace, batch of 1); layers from 0."""
+    """Step -> tensor shape, read from a recorded encoder trace (model.trace.StackTrace, batch of 1); layers from 0.
+    Steps and headers in the current language."""
     steps = []
 
     def add(step, tensor_shape, symbols):
-        steps.append({"step": step, "shape": _dims(tensor_shape), "in symbols": symbols})
+        steps.append({_("step"): step, _("shape"): _dims(tensor_shape), _("in symbols"): symbols})
 
     emb = trace.embeddings
     if emb is not None:
-        add("input ids", emb.token.shape[:2], "(B, T)")
-        add("token embedding", emb.token.shape, "(B, T, d)")
-        add("position encoding", emb.position.shape, "(1, T, d)")
+        add(_("input ids"), emb.token.shape[:2], "(B, T)")
+        add(_("token embedding"), emb.token.shape, "(B, T, d)")
+        add(_("position encoding"), emb.position.shape, "(1, T, d)")
         if emb.token_type is not None:
-            add("segment (token type) embedding", emb.token_type.shape, "(B, T, d)")
-        add("token + position", emb.summed.shape, "(B, T, d)")
-        add("embedding output = layer 0 input", emb.output.shape, "(B, T, d)")
+            add(_("segment (token type) embedding"), emb.token_type.shape, "(B, T, d)")
+        add(_("token + position"), emb.summed.shape, "(B, T, d)")
+        add(_("embedding output = layer 0 input"), emb.output.shape, "(B, T, d)")
     first, n = trace.layers[0], len(trace.layers)
     a = first.self_attn
-    add_norm = "Add (residual)" if norm_first else "Add & Norm"
     if norm_first:
-        add("layer 0: LayerNorm before attention", first.self_attn_block.sublayer_in.shape, "(B, T, d)")
-    add("layer 0: Q = x W_Q, split into heads", a.q.shape, "(B, h, T, d_k)")
-    add("layer 0: K = x W_K", a.k.shape, "(B, h, T, d_k)")
-    add("layer 0: V = x W_V", a.v.shape, "(B, h, T, d_k)")
-    add("layer 0: scores Q Kᵀ / √d_k", a.scores.shape, "(B, h, T, T)")
-    add("layer 0: softmax probabilities", a.probs.shape, "(B, h, T, T)")
-    add("layer 0: context = probs · V", a.context.shape, "(B, h, T, d_k)")
+        add(_("layer 0: LayerNorm before attention"), first.self_attn_block.sublayer_in.shape, "(B, T, d)")
+    add(_("layer 0: Q = x W_Q, split into heads"), a.q.shape, "(B, h, T, d_k)")
+    add(_("layer 0: K = x W_K"), a.k.shape, "(B, h, T, d_k)")
+    add(_("layer 0: V = x W_V"), a.v.shape, "(B, h, T, d_k)")
+    add(_("layer 0: scores Q Kᵀ / √d_k"), a.scores.shape, "(B, h, T, T)")
+    add(_("layer 0: softmax probabilities"), a.probs.shape, "(B, h, T, T)")
+    add(_("layer 0: context = probs · V"), a.context.shape, "(B, h, T, d_k)")
     B, heads, T, head_dim = a.context.shape
-    add("layer 0: concatenate heads", (B, T, heads * head_dim), "(B, T, h·d_k) = (B, T, d)")
-    add("layer 0: × W_O", a.output.shape, "(B, T, d)")
-    add(f"layer 0: {add_norm}", first.self_attn_block.output.shape, "(B, T, d)")
-    add("layer 0: FFN hidden = act(x W_1)", first.ffn_hidden.shape, "(B, T, d_ff)")
-    add("layer 0: FFN output = hidden W_2", first.ffn_block.sublayer_out.shape, "(B, T, d)")
-    add(f"layer 0: {add_norm} = layer output", first.output.shape, "(B, T, d)")
-    if n > 1:
-        more = "layer 1" if n == 2 else f"layers 1–{n - 1}"
-        add(f"{more}: the same steps", trace.layers[-1].output.shape, "(B, T, d)")
-    add("final LayerNorm = model output" if norm_first else "model output", trace.output.shape, "(B, T, d)")
+    add(_("layer 0: concatenate heads"), (B, T, heads * head_dim), "(B, T, h·d_k) = (B, T, d)")
+    add(_("layer 0: × W_O"), a.output.shape, "(B, T, d)")
+    add(_("layer 0: Add (residual)") if norm_first else _("layer 0: Add & Norm"), first.self_attn_block.output.shape,
+        "(B, T, d)")
+    add(_("layer 0: FFN hidden = act(x W_1)"), first.ffn_hidden.shape, "(B, T, d_ff)")
+    add(_("layer 0: FFN output = hidden W_2"), first.ffn_block.sublayer_out.shape, "(B, T, d)")
+    add(_("layer 0: Add (residual) = layer output") if norm_first else _("layer 0: Add & Norm = layer output"),
+        first.output.shape, "(B, T, d)")
+    if n == 2:
+        add(_("layer 1: the same steps"), trace.layers[-1].output.shape, "(B, T, d)")
+    elif n > 2:
+        add(_("layers 1–{last}: the same steps").format(last=n - 1), trace.layers[-1].output.shape, "(B, T, d)")
+    add(_("final LayerNorm = model output") if norm_first else _("model output"), trace.output.shape, "(B, T, d)")
     return pd.DataFrame(steps)

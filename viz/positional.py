@@ -4,6 +4,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import _
+
 MAX_CELLS = 100_000  # per heatmap: about 0.5 MB of JSON, so the page stays a few MB at 2048 x 1024
 
 
@@ -48,10 +50,10 @@ def table_heatmap(table, positions, dims, title: str = "", limit: float | None =
         limit = max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
     heat = go.Heatmap(
         z=z, x=np.asarray(dims, dtype=np.int32), y=np.asarray(positions, dtype=np.int32), colorscale="RdBu_r",
-        zmin=-limit, zmax=limit, colorbar={"title": {"text": "value"}},
-        hovertemplate="position %{y}<br>dimension %{x}<br>value = %{z:.4f}<extra></extra>",
+        zmin=-limit, zmax=limit, colorbar={"title": {"text": _("value")}},
+        hovertemplate=_("position %{y}<br>dimension %{x}<br>value = %{z:.4f}") + "<extra></extra>",
     )
-    return _heatmap_layout(go.Figure(heat), title, "dimension", "position")
+    return _heatmap_layout(go.Figure(heat), title, _("dimension"), _("position"))
 
 
 def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
@@ -66,13 +68,14 @@ def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
     if limit is None:
         limit = 1.0 if cosine else max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
     pos = np.asarray(positions, dtype=np.int32)
-    measure = "cos" if cosine else "dot"
+    measure = _("cos") if cosine else _("dot")
     heat = go.Heatmap(
         z=z, x=pos, y=pos, colorscale="RdBu_r", zmin=-limit, zmax=limit,
         colorbar={"title": {"text": measure}},
-        hovertemplate="position %{y} · position %{x}<br>" + measure + " = %{z:.4f}<extra></extra>",
+        hovertemplate=_("position %{y} · position %{x}<br>{measure} = %{z:.4f}").replace("{measure}", measure)
+        + "<extra></extra>",
     )
-    fig = _heatmap_layout(go.Figure(heat), title, "position", "position")
+    fig = _heatmap_layout(go.Figure(heat), title, _("position"), _("position"))
     fig.update_xaxes(constrain="domain")
     fig.update_yaxes(scaleanchor="x", constrain="domain")  # square cells, without widening the axis range
     return fig
@@ -82,7 +85,8 @@ def dimension_name(dim: int, d_model: int, base: float) -> str:
     """'dim 4: sin, wavelength 12.6' (even dims are sines, odd ones cosines of the same frequency)."""
     two_i = dim - dim % 2
     wavelength = 2 * math.pi * base ** (two_i / d_model)
-    return f"dim {dim}: {'cos' if dim % 2 else 'sin'}, wavelength {wavelength:.3g}"
+    return _("dim {dim}: {wave}, wavelength {wavelength}").format(dim=dim, wave="cos" if dim % 2 else "sin",
+                                                                  wavelength=f"{wavelength:.3g}")
 
 
 def curves_figure(table, dims, d_model: int, base: float, title: str = "") -> go.Figure:
@@ -91,10 +95,11 @@ def curves_figure(table, dims, d_model: int, base: float, title: str = "") -> go
     positions = np.arange(t.shape[0], dtype=np.int32)
     fig = go.Figure([
         go.Scatter(x=positions, y=t[:, dim], mode="lines", name=dimension_name(dim, d_model, base),
-                   hovertemplate="position %{x}<br>value = %{y:.4f}<extra>dim " + str(dim) + "</extra>")
+                   hovertemplate=_("position %{x}<br>value = %{y:.4f}") + "<extra>"
+                   + _("dim {dim}").format(dim=dim) + "</extra>")
         for dim in dims
     ])
     fig.update_layout(title=title, height=380, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
-                      xaxis={"title": "position"}, yaxis={"title": "PE value", "range": [-1.1, 1.1]},
+                      xaxis={"title": _("position")}, yaxis={"title": _("PE value"), "range": [-1.1, 1.1]},
                       legend={"orientation": "h", "y": -0.2})
     return fig

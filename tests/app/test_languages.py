@@ -29,6 +29,16 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("translate", {"src": "猫喜欢我们的熊猫"}),  # outside the toy language, an unknown character
     ("translate", {"src": "明天我们在学校有两个小孩子吗"}),  # a held-out sentence
     ("translate", {"src": "我有一只猫" * 14}),  # longer than the translator reads
+    ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
+    ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
+                    "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves
+    ("positional", {"pe_n": "2048", "pe_d": "1024", "pe_dims": ""}),  # thinned maps, no curve picked
+    ("architecture", {"positional": "learned", "norm": "pre-LN", "layers": "3", "heads": "5"}),  # Pre-LN steps
+    ("encoder-decoder", {"tgt": "I have a cat"}),  # the translator reading a typed target (teacher forcing)
+    ("encoder-decoder", {"src": "。"}),  # no Chinese to read
+    ("encoder-decoder", {"src": "我有一只猫" * 20}),  # a source longer than the positions, cut
+    ("encoder-decoder", {"model": "random"}),
+    ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
 ]
 
 
