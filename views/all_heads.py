@@ -105,6 +105,6 @@ def view(page: Page) -> None:
     left.page_link(link_to("heatmap"),
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
-    plotly(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, on_select=lambda: pick_tile(mosaic.heads),
-           selection_mode="points")
+    plotly(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, key="mosaic",
+           on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right)

@@ -6,11 +6,12 @@ from locales import _
 from model.bert import BertConfig
 from model.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
 from model.stats import Shape
-from views import state
+from views import lecture, state
+from views.chart import plotly
 from views.errors import or_stop
 from views.frame import Page
 from views.models import Choice, loaded_model, sources
-from views.pickers import chart_config, random_config
+from views.pickers import random_config
 from views.runs import run as run_of
 from viz.architecture import cost_bars, cost_columns, cost_table, module_costs, shape_steps
 
@@ -58,6 +59,8 @@ def show_formulas(costs, symbols: str) -> None:
 def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: bool) -> None:
     """Table, check against PyTorch, bar chart and formulas of one model."""
     costs = module_costs(shape, seq_len)
+    if lecture.on():  # in front of a class the chart comes first
+        plotly(cost_bars(costs, title), "costs")
     show_table(costs)
     ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
     line = _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}").format(
@@ -66,7 +69,8 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
         st.success(line, icon=":material/check_circle:")
     else:
         st.error(line, icon=":material/cancel:")
-    st.plotly_chart(cost_bars(costs, title), config=chart_config())
+    if not lecture.on():
+        plotly(cost_bars(costs, title), "costs")
     symbols = [_("h = d_model = {h}").format(h=shape.d_model), _("f = d_ff = {f}").format(f=shape.d_ff),
                _("l = {l} tokens").format(l=seq_len),
                _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}")]
@@ -101,7 +105,7 @@ def show_pretrained(seq_len: int) -> None:
 
 
 def view(page: Page) -> None:
-    config_column, main = st.columns([1, 3], gap="large")
+    config_column, main = (st.sidebar, st.container()) if lecture.on() else st.columns([1, 3], gap="large")
     config_column.subheader(_("Random model"))
     raw_heads = requested_heads()
     config = random_config(config_column)

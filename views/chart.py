@@ -166,10 +166,11 @@ def show_chart(figure, key: str, config: dict | None = None, container=None, lec
     show_payload(pack(figure, chart_config(key) if config is None else config), key, container)
 
 
-def plotly(figure, key: str | None = None, container=None, **kwargs) -> None:
-    """st.plotly_chart of a figure (in `container`), with the session's toolbar, and for a projector in lecture
-    mode: the charts a page draws with Streamlit's own element (one it reruns rarely, or that is clicked)."""
-    (container or st).plotly_chart(lecture.figure(figure), config=chart_config(key), key=key, **kwargs)
+def plotly(figure, name: str | None = None, container=None, **kwargs) -> None:
+    """st.plotly_chart of a figure (in `container`), with the session's toolbar (name: in the camera's file name),
+    and for a projector in lecture mode: the charts a page draws with Streamlit's own element (one it reruns rarely,
+    or that is clicked); kwargs: st.plotly_chart's (key, on_select...)."""
+    (container or st).plotly_chart(lecture.figure(figure), config=chart_config(name), **kwargs)
 
 
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:

@@ -12,7 +12,7 @@ import streamlit as st
 from locales import _
 from model.masks import is_blocked
 from model.sources import RANDOM_KEY
-from views import downloads, state, translation
+from views import downloads, lecture, state, translation
 from views.chart import show_chart
 from views.frame import Page
 from views.memory import budget, cached
@@ -90,7 +90,7 @@ def texts(translator: bool) -> tuple[str, str]:
     translator's target may be empty: it then writes its own."""
     from model.vocabulary import chinese_tokens
 
-    left, right = st.columns(2)
+    left, right = lecture.controls(2)
     default_src, default_tgt = SEQ2SEQ_TEXTS["translator" if translator else "random"]
     if translator:
         labels = (_("Source: Chinese (what the encoder reads)"),
@@ -167,7 +167,8 @@ def view(page: Page) -> None:
     attention of one layer and head."""
     choice = seq2seq_choice()
     translator = choice.key == translation.KEY
-    (translation.intro if translator else random_intro)()
+    if not lecture.on():  # in front of a class the charts come first
+        (translation.intro if translator else random_intro)()
     src, tgt = texts(translator)
     decoded = None
     if translator:
@@ -184,11 +185,12 @@ def view(page: Page) -> None:
                              "of all-MiniLM-L6-v2).").format(n=config.num_layers))
         run = cached_run(config, src, tgt)
 
-    col1, col2, col3 = st.columns([2, 2, 1])
+    col1, col2, col3 = lecture.controls([2, 2, 1])
     layer, head, mean = layer_head(config.num_layers, config.nhead, containers=(col1, col2, col3))
     state.show_notices()
     if decoded is not None:
-        translation.show_translation(run, decoded)
+        with st.sidebar if lecture.on() else st.container():
+            translation.show_translation(run, decoded)
     maps(run, config, layer, head, mean, translator)
 
 

@@ -5,6 +5,8 @@ on() says whether it is on; toggle() draws the switch; style() the page's CSS (a
 gives a page the places for its controls: columns above the chart normally, the sidebar in lecture mode;
 figure() makes a chart's figure readable on a projector (viz.lecture).
 """
+import contextlib
+
 import streamlit as st
 
 from locales import _
@@ -46,6 +48,11 @@ def controls(spec, **kwargs) -> list:
         return list(st.columns(spec, **kwargs))
     n = spec if isinstance(spec, int) else len(spec)
     return [st.sidebar.container() for _slot in range(n)]
+
+
+def sidebar():
+    """A block whose controls go to the sidebar in lecture mode (with lecture.sidebar(): ...), else in place."""
+    return st.sidebar if on() else contextlib.nullcontext()
 
 
 def figure(fig, height: int | None = None) -> dict | object:

@@ -4,12 +4,12 @@ import streamlit as st
 
 from locales import N_, _
 from model.positional import sinusoidal_table
-from views import state
+from views import lecture, state
+from views.chart import plotly
 from views.errors import failure
 from views.frame import Page
 from views.memory import cached
 from views.models import Choice, loaded_model
-from views.pickers import chart_config
 from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
 
 BASES = (100, 1000, 10000, 100000)
@@ -81,11 +81,11 @@ def intro() -> None:
 
 def view(page: Page) -> None:
     """The table's settings, then the tables, the waves and the similarities, sinusoidal beside learned."""
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = lecture.controls(3)
     d_model = state.int_slider(_("d_model (width of the table)"), "pe_d", 2, 1024, 128, container=c1)
     num_positions = state.int_slider(_("Number of positions"), "pe_n", 1, 2048, 128, container=c2)
     base = state.choice(_("Base"), "pe_base", BASES, 10000, container=c3, widget="segmented_control")
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = lecture.controls(3)
     first = state.int_slider(_("First dimension shown"), "pe_from", 0, d_model - 1, 0, container=c1)
     last = state.int_slider(_("Last dimension shown"), "pe_to", 0, d_model - 1, d_model - 1, container=c2)
     cosine = state.choice(_("Similarity"), "pe_sim", tuple(SIMILARITIES), "dot", container=c3,
@@ -110,9 +110,8 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     st.subheader(_("The table: positions × dimensions"))
     left, right = st.columns(2)
     shown, positions, dims, s = sampled(table, first, last)
-    left.plotly_chart(table_heatmap(shown, positions, dims, title=_("Sinusoidal, d = {d}, base {base}").format(
-        d=d_model, base=f"{base:,}")),
-                      config=chart_config())
+    plotly(table_heatmap(shown, positions, dims, title=_("Sinusoidal, d = {d}, base {base}").format(
+        d=d_model, base=f"{base:,}")), "sinusoidal-table", left)
     odd = " " + _("With an odd d the last column is a sine without a cosine.") if d_model % 2 else ""
     left.caption(_("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
                    "hand turning at its own speed.") + odd + thinned(s))
@@ -122,10 +121,9 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     rows = learned[:num_positions]  # (P', E)
     lf, ll = min(first, rows.shape[1] - 1), min(last, rows.shape[1] - 1)
     l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
-    right.plotly_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
+    plotly(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
                                      title=_("Learned, {positions} positions × {dims} dims").format(
-                                         positions=learned.shape[0], dims=learned.shape[1])),
-                       config=chart_config())
+                                         positions=learned.shape[0], dims=learned.shape[1])), "learned-table", right)
     right.caption(_("{note}. Colour range: ± the 99th percentile of |value|, so a few large values saturate "
                     "instead of washing out the rest.").format(note=learned_note) + thinned(ls))
 
@@ -140,7 +138,7 @@ def waves(table: np.ndarray, d_model: int, base: int) -> None:
         st.info(_("{n} dimensions chosen: plotting the first {most}.").format(n=len(curve_dims), most=MAX_CURVES))
         curve_dims = curve_dims[:MAX_CURVES]
     if curve_dims:
-        st.plotly_chart(curves_figure(table, curve_dims, d_model, base), config=chart_config())
+        plotly(curves_figure(table, curve_dims, d_model, base), "waves")
     else:
         st.info(_("Pick dimensions to plot their sine or cosine against the position."))
 
@@ -150,9 +148,9 @@ def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: i
     st.subheader(_("Similarity of every pair of positions"))
     left, right = st.columns(2)
     s = stride_for(num_positions, num_positions)
-    left.plotly_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
+    plotly(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
                                          title=_("Sinusoidal: cosine") if cosine else _("Sinusoidal: PE · PEᵀ")),
-                      config=chart_config())
+           "sinusoidal-similarity", left)
     left.caption(_("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
                    "every diagonal is constant, and nearby positions are the most alike.") + thinned(s, False))
     if learned is None:
@@ -160,9 +158,9 @@ def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: i
     rows = learned[:num_positions]
     ls = stride_for(rows.shape[0], rows.shape[0])
     limit = None if cosine else robust_limit(similarity(rows[::ls]))
-    right.plotly_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
+    plotly(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
                                           title=_("Learned: cosine") if cosine else _("Learned: P · Pᵀ")),
-                       config=chart_config())
+           "learned-similarity", right)
     right.caption(_("All {dims} dimensions of the first {positions} learned positions.").format(
         dims=rows.shape[1], positions=rows.shape[0])
                   + ("" if cosine else " " + _("Colour range: ± the 99th percentile."))

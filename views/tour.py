@@ -81,7 +81,11 @@ def link(k: int, lang: str) -> str:
     """Stop k's whole link, to copy onto a slide: the app's address when the browser gave it, else from /."""
     parts = urlsplit(st.context.url or "")
     base = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
-    return f"{base}/{STOPS[k - 1].path}?{urlencode(query_params(k, lang))}"
+    from views.registry import by_path
+
+    path = STOPS[k - 1].path
+    at = "" if by_path(path).default else path  # the default page is served at /, not at /heatmap
+    return f"{base}/{at}?{urlencode(query_params(k, lang))}"
 
 
 def stop_here(path: str) -> int | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import N_, _
-from views import state
+from views import lecture, state
 from views.frame import Page
 from views.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
 from views.runs import unknown_notice
@@ -131,14 +131,15 @@ def view(page: Page) -> None:
 
     loaded = loaded_translator()
     off = heads_off(loaded.translator.config)
-    src = source_text()
-    sentence = parse(src)
-    t = Translate(src, loaded, loaded.encode(src), off, None if sentence is None else sentence.english(),
-                  sentence is not None and is_held_out(index_of(sentence)))
-    say_what_it_is(t)
-    labels = {key: _(label) for key, (label, _module) in PARTS.items()}  # translated now (see heads_off)
-    part = state.choice(_("Show"), "part", list(PARTS), "steps", widget="segmented_control",
-                        format_func=labels.__getitem__)
+    with lecture.sidebar():  # in front of a class the charts come first
+        src = source_text()
+        sentence = parse(src)
+        t = Translate(src, loaded, loaded.encode(src), off, None if sentence is None else sentence.english(),
+                      sentence is not None and is_held_out(index_of(sentence)))
+        say_what_it_is(t)
+        labels = {key: _(label) for key, (label, _module) in PARTS.items()}  # translated now (see heads_off)
+        part = state.choice(_("Show"), "part", list(PARTS), "steps", widget="segmented_control",
+                            format_func=labels.__getitem__)
     if part != "steps":
         st.session_state[PLAYING] = False
     (_playing if st.session_state.get(PLAYING) else _part)(part, t)

@@ -7,7 +7,7 @@ import time
 import streamlit as st
 
 from locales import _
-from views import state
+from views import lecture, state
 from views.chart import show_chart
 from views.markdown import code
 from views.pickers import layer_head, pick
@@ -73,14 +73,14 @@ def beams_table(d: Decoded, t: int) -> None:
 
 
 def section(t: Translate) -> None:
-    way = way_controls()
-    d = decoded(t.src, way, t.heads_off)
-    config = t.loaded.translator.config
-    layer, head, mean = layer_head(config.num_layers, config.nhead)
-    step = step_controls(len(d.words) - 1)
-    state.show_notices()
-
-    st.markdown(translation_line(way, d))
+    with lecture.sidebar():  # in front of a class the charts come first
+        way = way_controls()
+        d = decoded(t.src, way, t.heads_off)
+        config = t.loaded.translator.config
+        layer, head, mean = layer_head(config.num_layers, config.nhead)
+        step = step_controls(len(d.words) - 1)
+        state.show_notices()
+        st.markdown(translation_line(way, d))
     read = " ".join(plain(w) for w in d.inputs[:step + 1])
     st.markdown(_("**Step {step}.** The decoder reads (the target shifted right): {read} → writes "
                   "**{word}**").format(step=step, read=read, word=plain(d.words[step])))

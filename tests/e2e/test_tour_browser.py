@@ -30,6 +30,7 @@ def test_a_stops_link_for_a_slide_opens_the_stop(page, server):
     """The link a lecturer copies (views.tour.link, /heatmap?...) opens the stop, also for the default page."""
     page.goto(server + tour.link(2, "zh"))
     page.get_by_text(re.compile("第 2 站")).wait_for(timeout=TIMEOUT)
+    assert page.get_by_text("Page not found").count() == 0  # /, where the default page is served
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     assert "layer=3" in page.url and "head=1" in page.url
     assert_no_error(page)

@@ -1,0 +1,58 @@
+"""Lecture mode (?lecture=1): every page runs, in both languages, its charts made for a projector (20 px ticks, a
+1280x720 height), its controls in the sidebar; the steps page one step at a time."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.apptest_harness import TIMEOUT, _app_starting_at, charts, link_value
+from views import lecture, registry, tour
+from viz.lecture import TICK_PX
+
+PAGES = [spec.path for spec in registry.PAGES if spec.path != "tour"]
+STATES = {stop.path: stop.params for stop in tour.STOPS}  # each page as the tour opens it
+
+
+def _open(path: str, **params) -> AppTest:
+    at = AppTest.from_function(_app_starting_at, args=(path,), default_timeout=TIMEOUT)
+    for k, v in {**STATES.get(path, {}), **params}.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", PAGES)
+def test_every_chart_is_made_for_a_projector(path, lang):
+    at = _open(path, lecture="1", lang=lang)
+    assert not at.exception, at.exception
+    assert at.sidebar.toggle(key="lecture").value is True and link_value(at, "lecture") == "1"
+    drawn = charts(at)
+    assert drawn
+    for chart in drawn:
+        layout = chart.figure["layout"]
+        assert layout["height"] <= lecture.CHART_HEIGHT
+        for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):
+            assert layout[axis]["tickfont"]["size"] >= TICK_PX, (axis, layout[axis])
+
+
+@pytest.mark.parametrize("path", ["heatmap", "softmax", "masks", "steps", "all-heads", "encoder-decoder",
+                                  "translate", "positional", "architecture"])
+def test_the_controls_are_in_the_sidebar(path):
+    at = _open(path, lecture="1")
+    main_sliders = [s for s in at.main.slider]
+    assert not main_sliders, [s.label for s in main_sliders]
+
+
+def test_the_steps_page_shows_one_step_at_a_time_with_previous_and_next():
+    at = _open("steps", lecture="1")
+    assert at.sidebar.slider(key="stage").value == 1
+    first = len(charts(at))
+    at.sidebar.button[1].click().run()  # Next
+    assert at.sidebar.slider(key="stage").value == 2 and link_value(at, "stage") == "2"
+    second = len(charts(at))
+    assert 1 <= first <= 5 and 1 <= second <= 4  # one step's matrices, not the 20 of the whole page
+    at.sidebar.button[0].click().run()  # Previous
+    assert at.sidebar.slider(key="stage").value == 1
+
+
+def test_without_lecture_mode_the_page_is_as_before():
+    at = _open("steps")
+    assert len(charts(at)) >= 16 and at.main.slider
