@@ -1,0 +1,31 @@
+"""Lecture mode in the real browser, in Chinese, on a 1280x720 projector (and 1920x1080 at 150 %, the same CSS
+pixels): each page's main chart is whole in the viewport without scrolling, its ticks at least 20 px, measured from
+the rendered SVG (bench/lecture.py prints the same figures)."""
+from urllib.parse import urlencode
+
+import pytest
+
+from bench.lecture import CHART, MEASURE, pages
+from tests.e2e.test_pages import TIMEOUT, assert_no_error
+
+
+@pytest.fixture(params=[1.0, 1.5], ids=["1280x720", "1920x1080-at-150"])
+def projector(request, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=request.param)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize(("path", "params"), pages(), ids=[path for path, _params in pages()])
+def test_the_main_chart_is_whole_with_20_px_ticks(projector, server, path, params):
+    query = urlencode({**{k: str(v) for k, v in params.items()}, "lang": "zh", "lecture": "1"})
+    projector.goto(f"{server}/{path}?{query}")
+    projector.wait_for_selector(CHART + " .main-svg", timeout=TIMEOUT)
+    projector.wait_for_timeout(1000)
+    found = projector.evaluate(MEASURE, CHART)
+    assert found["visible"] == pytest.approx(1.0), found
+    assert found["tick"] is not None and found["tick"] >= 20, found
+    assert_no_error(projector)
