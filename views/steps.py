@@ -19,7 +19,7 @@ MAX_ROWS = 64  # tokens shown per heatmap: beyond this a slider picks the window
 MAX_DIMS = 64  # columns shown for wide matrices (d_model, d_ff)
 PER_ROW = 4  # at most this many heatmaps side by side
 STEPS = 12
-LECTURE_HEIGHT = 440  # a panel's height in lecture mode: the step's title and formula sit above it on the screen
+LECTURE_HEIGHT = 470  # a panel's height in lecture mode: the step's title and formula sit above it on the screen
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import math
 from locales import _
 
 TICK_PX = 20  # ticks, token labels, legend, colour bar
-TITLE_PX = 22
+TITLE_PX = 20
 CELL_TEXT_TOKENS = 16  # a map of at most this many tokens a side gets its probabilities written in its cells
 LINE_PX = TICK_PX  # what one label needs across its axis, upright (20 px rows: labels touch, never overlap)
 
@@ -20,19 +20,26 @@ def _font(existing: dict | None, size: int) -> dict:
 
 
 def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
-    """Label every k-th category of a category axis when all would overlap, and say so in the axis title."""
+    """Every category of an axis labelled, or every k-th when all would overlap, and then the axis title says so."""
     n = len(labels)
-    if n == 0 or n * LINE_PX <= room_px:
+    if n == 0:
         return
-    k = math.ceil(n * LINE_PX / max(room_px, LINE_PX))
+    k = 1 if n * LINE_PX <= room_px else math.ceil(n * LINE_PX / max(room_px, LINE_PX))
     axis["tickmode"] = "array"
     axis["tickvals"] = labels[::k]
-    axis["ticktext"] = labels[::k]
-    if name_axis:
+    axis["ticktext"] = labels[::k]  # every label given: plotly would otherwise drop some silently
+    if name_axis and k > 1:
         title = axis.get("title")
         text = title.get("text", "") if isinstance(title, dict) else (title or "")
         note = _("{n} tokens, one label in {k}").format(k=k, n=n)
         axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
+
+
+def _labels(values) -> list:
+    """A heatmap axis's token labels (strings), or [] for numbers (dimensions, positions: plotly spaces those)."""
+    if not isinstance(values, list | tuple) or not values or not isinstance(values[0], str):
+        return []
+    return list(values)
 
 
 def for_projector(figure: dict, height: int) -> dict:
@@ -62,14 +69,17 @@ def for_projector(figure: dict, height: int) -> dict:
             bar = dict(trace["colorbar"])
             bar["tickfont"] = _font(bar.get("tickfont"), TICK_PX)
             trace["colorbar"] = bar
-        if trace.get("type") == "heatmap" and isinstance(trace.get("x"), list | tuple):
-            x, y = list(trace.get("x") or []), list(trace.get("y") or [])
+        if trace.get("type") == "heatmap":
+            x, y = _labels(trace.get("x")), _labels(trace.get("y"))
             if x and y and max(len(x), len(y)) <= CELL_TEXT_TOKENS and "texttemplate" not in trace:
                 trace["texttemplate"] = "%{z:.2f}"
                 trace["textfont"] = {"size": 16}
             plot_px = height - 150  # the rest is the title, the key labels above and the margins
             _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
             _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
+    if any(isinstance(a, dict) and a.get("side") == "top" for k, a in layout.items() if k.startswith("xaxis")):
+        margin = layout.setdefault("margin", {})  # the title above the key labels and their axis title
+        margin["t"] = max(margin.get("t") or 0, 160)
     figure["layout"] = layout
     figure["data"] = data
     return figure
