@@ -2,11 +2,12 @@
 import numpy as np
 import streamlit as st
 
+from locales import _
 from views import state
 from views.frame import Page
 
 
 def view(page: Page) -> None:
-    layer = state.int_slider("Layer", "layer", 0, page.run.num_layers - 1, 0)  # bound to ?layer=
+    layer = state.int_slider(_("Layer"), "layer", 0, page.run.num_layers - 1, 0)  # bound to ?layer=
     p = page.run.attentions[layer]  # (heads, T, T), read-only, shared by every session
     st.bar_chart(-(p * np.log(p + 1e-12)).sum(-1).mean(-1))  # mean entropy per head
