@@ -20,11 +20,25 @@ from views.markdown import code
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 DRAWN = "_drawn"  # session: {name: value} of the widgets drawn since views.file_names.begin_run()
 _NOTICES = "_notices"
+_PAGE = "_state_page"  # the page being drawn (set_page)
+# A random model's settings are kept per page: the 12-layer model a student builds on the architecture page does not
+# follow them to the heatmap, whose own random model stays as it was set there. Text, layer and head follow them.
+PER_PAGE = frozenset({"d_model", "heads", "layers", "d_ff", "activation", "norm", "positional", "seed"})
 # A text takes up to 9 bytes a character in a link (a Chinese character is %E4%BD%A0). Past this many, the text is
 # left out of the link: nginx refuses a request line over 8 KB (414), Streamlit's server a header over 64 KB (400,
 # a blank page), and the encoder-decoder page has two texts.
 LINK_TEXT_BYTES = 3_000
 _writes = threading.local()  # .pending: the URL writes of the run in this thread, or None outside a batch
+
+
+def set_page(path: str) -> None:
+    """The frame, as it draws the page at /path: where the values of PER_PAGE are kept."""
+    st.session_state[_PAGE] = path
+
+
+def _kept_key(name: str) -> str:
+    """The session key of the value `name` kept for other runs and pages (per page for PER_PAGE)."""
+    return _KEEP + (f"{st.session_state.get(_PAGE, '')}:" if name in PER_PAGE else "") + name
 
 
 def notice(message: str) -> None:
@@ -54,11 +68,11 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
         except (ValueError, TypeError, KeyError):
             notice(_("Ignored {parameter} in the link: {reason}.").format(parameter=code(f"{name}={_cut(raw)}"),
                                                                            reason=describe))
-            value = st.session_state.get(_KEEP + name, default)
+            value = st.session_state.get(_kept_key(name), default)
     else:
-        value = st.session_state.get(_KEEP + name, default)
+        value = st.session_state.get(_kept_key(name), default)
     if isinstance(value, str):  # typed text, or text from the link
-        value = _readable(value, new=value != st.session_state.get(_KEEP + name))
+        value = _readable(value, new=value != st.session_state.get(_kept_key(name)))
     if not valid(value):  # e.g. a layer from a bigger model: back to the default
         value = default
     st.session_state[name] = value
@@ -174,7 +188,7 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
     """The widget `name`'s value, kept for other pages and written to the link as dump(value) (batched inside
     url_writes())."""
     value = st.session_state[name]
-    st.session_state[_KEEP + name] = value
+    st.session_state[_kept_key(name)] = value
     st.session_state.setdefault(DRAWN, {})[name] = value
     text = dump(value)
     pending = getattr(_writes, "pending", None)
@@ -188,13 +202,13 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
 
 def kept(name: str):
     """The value the widget `name` had when it was last drawn, on any page (None if never)."""
-    return st.session_state.get(_KEEP + name)
+    return st.session_state.get(_kept_key(name))
 
 
 def replace_default(name: str, old_default, new_default) -> None:
     """Call from a widget's on_change: the widget `name`, if it holds old_default (where it is drawn, and the value
     kept for other pages), gets new_default. Where it has no value yet, the default it is drawn with applies."""
-    for key in (name, _KEEP + name):
+    for key in (name, _kept_key(name)):
         if key in st.session_state and st.session_state[key] == old_default:
             st.session_state[key] = new_default
 
@@ -281,7 +295,7 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
     value = st.session_state[name]
     if len(quote(value, safe="")) <= LINK_TEXT_BYTES:
         return write_back(name, str)
-    st.session_state[_KEEP + name] = value
+    st.session_state[_kept_key(name)] = value
     pending = getattr(_writes, "pending", None)
     if pending is not None:
         pending.pop(name, None)
