@@ -1,6 +1,6 @@
 """In front of a class: does each page's main chart fit a projector, with ticks a room can read, in Chinese?
 
-For each page of the registry (tour stops' states where a page has one), in Debian's Chromium at a 1280x720
+For each page of the registry, as the guided tour opens it (its stop), in Debian's Chromium at a 1280x720
 viewport (a projector; 1920x1080 at 150 % zoom is the same 1280x720 CSS pixels, at device scale 1.5):
 - visible: the share of the page's first chart inside the viewport, without scrolling (1.00 = whole);
 - tick px: the smallest font size of its axis tick labels (token labels included), in CSS px;
@@ -34,9 +34,10 @@ MEASURE = """(sel) => {
 
 
 def pages() -> list[tuple[str, dict]]:
+    """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar)."""
     from views import registry, tour
 
-    stops = {stop.path: stop.params for stop in tour.STOPS}
+    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour.STOPS, start=1)}
     return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
 
 
