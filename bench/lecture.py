@@ -25,11 +25,12 @@ MEASURE = """(sel) => {
   if (!chart) return null;
   const r = chart.getBoundingClientRect();
   const h = window.innerHeight, w = window.innerWidth;
-  const seen = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
+  const across = Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
+  const seen = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * across;
   const sizes = [...chart.querySelectorAll('.xtick text, .ytick text, g[class^="xtick"] text, g[class^="ytick"] text')]
     .map(t => parseFloat(getComputedStyle(t).fontSize)).filter(x => x > 0);
   return {visible: seen / (r.width * r.height), tick: sizes.length ? Math.min(...sizes) : null,
-          top: r.top, bottom: r.bottom, height: r.height, scrollable: document.querySelector('[data-testid="stMain"]').scrollHeight};
+          top: r.top, bottom: r.bottom, height: r.height};
 }"""
 
 
