@@ -110,7 +110,7 @@ def tokenize():
 
 
 def open_cell(page, server, path: str, source: Source):
-    params = {"text": TEXT, "src": SRC, "tgt": TGT, **source.params, "img": source.image}
+    params = {"text": TEXT, "src": SRC, "tgt": TGT, "layer": 0, "head": 0, **source.params, "img": source.image}
     query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
     count_runs(page)
     page.goto(f"{server.url}{'' if path == 'heatmap' else path}?{query}")

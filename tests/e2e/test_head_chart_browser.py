@@ -57,7 +57,7 @@ def test_a_key_press_repaints_the_head_it_picks_with_the_server_deaf(page, serve
 
     page.route_web_socket(re.compile(r"/_stcore/stream"), route)
     count_runs(page)
-    open_page(page, server, "", text=TEXT)
+    open_page(page, server, "", text=TEXT, layer=0, head=0)  # not MiniLM's first head
     assert page.locator('[data-testid="stSlider"]').count() == 0 and page.locator(f"{OWN} input").count() == 2
     runs = page.runs
     hold[0] = True
@@ -101,7 +101,7 @@ def test_quick_presses_are_not_undone_by_the_reruns_they_cause(page, server):
     received = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda p: received.append(len(p))))
     count_runs(page)
-    open_page(page, server, "", text=TEXT)
+    open_page(page, server, "", text=TEXT, layer=0, head=0)  # not MiniLM's first head
     runs, before = page.runs, len(received)
     page.evaluate(TITLES)
     own(page, "Head").focus()
@@ -120,7 +120,7 @@ def test_quick_presses_are_not_undone_by_the_reruns_they_cause(page, server):
 
 def test_a_move_then_the_download_of_this_map(page, server, maps, tmp_path):
     count_runs(page)
-    open_page(page, server, "", text=TEXT)
+    open_page(page, server, "", text=TEXT, layer=0, head=0)  # not MiniLM's first head
     runs = page.runs
     own(page, "Layer").press("ArrowRight")
     own(page, "Head").press("End")
