@@ -140,7 +140,7 @@ def test_a_move_then_the_download_of_this_map(page, server, maps, tmp_path):
 
 def test_a_long_text_keeps_streamlits_sliders(page, server):
     long_text = " ".join(["word"] * 50)  # 52 tokens: every map together would be 389 KB
-    page.goto(f"{server}/?text={quote(long_text)}&head=4")
+    page.goto(f"{server}/?text={quote(long_text)}&layer=0&head=4")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     page.wait_for_timeout(500)
     assert page.locator(OWN).count() == 0

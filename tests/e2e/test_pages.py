@@ -87,7 +87,7 @@ def slider(page, label):
 
 def test_slider_moves_redraw_the_map_and_the_link(page, server):
     """Sliders rerun only their fragment of the page: the map, the URL and the rest of the page must follow."""
-    open_page(page, server, "", text="Slide to the next layer")
+    open_page(page, server, "", text="Slide to the next layer", layer=0, head=0)
     slider(page, "Layer").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 0')", timeout=TIMEOUT)
     slider(page, "Head").press("ArrowRight")
@@ -102,7 +102,7 @@ def test_slider_moves_redraw_the_map_and_the_link(page, server):
 def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
     """Moves rerun only the page's fragment; the next page draws its own widgets, which start where these
     were (views.state), and move on from there."""
-    open_page(page, server, "", text="Carry the head over")
+    open_page(page, server, "", text="Carry the head over", layer=0, head=0)
     slider(page, "Layer").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 0')", timeout=TIMEOUT)
     slider(page, "Head").press("ArrowRight")
@@ -122,7 +122,7 @@ def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
 
 
 def test_all_heads_sliders_move_the_preview_and_the_big_view_link(page, server):
-    open_page(page, server, "all-heads", text="Every head at once")
+    open_page(page, server, "all-heads", text="Every head at once", layer=0, head=0)
     slider(page, "Head").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 0, head 1')", timeout=TIMEOUT)
     link = page.get_by_role("link", name=re.compile("Open layer 0 head 1 in the big view"))
