@@ -74,6 +74,6 @@ def one_at_a_time(count: int, label: str) -> int:
         st.session_state["stage"] = min(count, max(1, st.session_state.get("stage", 1) + by))
 
     back, forward = st.sidebar.columns(2)
-    back.button(_("Previous"), icon=":material/arrow_back:", on_click=move, args=(-1,), use_container_width=True)
-    forward.button(_("Next"), icon=":material/arrow_forward:", on_click=move, args=(1,), use_container_width=True)
+    back.button(_("Previous"), icon=":material/arrow_back:", on_click=move, args=(-1,), width="stretch")
+    forward.button(_("Next"), icon=":material/arrow_forward:", on_click=move, args=(1,), width="stretch")
     return state.int_slider(label, "stage", 1, count, 1, container=st.sidebar)
