@@ -56,7 +56,7 @@ def render(spec: PageSpec) -> None:
         intro()
     choice = pickers.model_choice(translator=spec.translator) if MODEL in spec.needs else None
     pickers.chart_format()
-    if TEXT in spec.needs:  # lecture mode puts the page's controls in the sidebar, which a fragment cannot write to
+    if TEXT in spec.needs:  # lecture mode runs the page whole: its controls are in the sidebar, one run redraws both
         (_text_and_page if lecture.on() else _below_the_sidebar)(spec, module.view, choice)
     else:
         module.view(Page(spec, choice))
