@@ -113,7 +113,10 @@ def view(page: Page) -> None:
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=col1)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=col2)
     big_map = "all"
-    if len(run.tokens) > MAX_TOKENS_FOR_ALL:  # the mask too: (T, T) bytes is 0.38 MB on the wire at 512 tokens
+    if lecture.on():  # a projector: one map at a time, the whole width
+        big_map = state.choice(_("Map"), "mask_map", ("attention", "difference", "mask"), "attention",
+                               widget="radio", format_func=lambda m: _(MAP_LABELS[m]), container=col1)
+    elif len(run.tokens) > MAX_TOKENS_FOR_ALL:  # the mask too: (T, T) bytes is 0.38 MB on the wire at 512 tokens
         big_map = state.choice(_("More than {n} tokens: one map at a time, so the page stays light").format(
                                    n=MAX_TOKENS_FOR_ALL),
                                "mask_map", ("attention", "difference", "mask"), "attention", widget="radio",
@@ -151,7 +154,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                      "empty (zero attention, as in PyTorch's scaled_dot_product_attention).").format(
                        n=len(empty_rows), T=Tm))
 
-    left, right = st.columns(2)
+    left, right = [st.container()] * 2 if lecture.on() else st.columns(2)
     if big_map in ("all", "mask"):
         show_chart(mask_heatmap(blocked, run.tokens, title=_("Mask: {kind}").format(kind=_(KIND_LABELS[mask.kind]))),
                    key="mask",
@@ -164,7 +167,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                                     layer=layer, head=head)), key="attention",
                    container=right)
         right.caption(_("Blocked cells are gaps; each row still sums to 1 over the keys it may see."))
-        left, right = st.columns(2)
+        left, right = [st.container()] * 2 if lecture.on() else st.columns(2)
     if big_map in ("all", "difference"):
         show_chart(difference_heatmap(diff, run.tokens, run.tokens, title=_("Masked minus unmasked attention")),
                    key="difference", container=right)

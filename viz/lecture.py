@@ -12,6 +12,7 @@ from locales import _
 TICK_PX = 20  # ticks, token labels, legend, colour bar
 TITLE_PX = 20
 CELL_TEXT_TOKENS = 16  # a map of at most this many tokens a side gets its probabilities written in its cells
+BAR_ROOM_PX = 700  # the width of a bar chart's plot across the page's main column, in lecture mode
 LINE_PX = TICK_PX  # what one label needs across its axis, upright (20 px rows: labels touch, never overlap)
 
 
@@ -71,12 +72,16 @@ def for_projector(figure: dict, height: int) -> dict:
             trace["colorbar"] = bar
         if trace.get("type") == "heatmap":
             x, y = _labels(trace.get("x")), _labels(trace.get("y"))
-            if x and y and max(len(x), len(y)) <= CELL_TEXT_TOKENS and "texttemplate" not in trace:
+            bar = trace.get("colorbar", {}).get("title", {})
+            probabilities = (bar.get("text") if isinstance(bar, dict) else bar) == "p"  # not a mask, not a Δp
+            if probabilities and x and y and max(len(x), len(y)) <= CELL_TEXT_TOKENS and "texttemplate" not in trace:
                 trace["texttemplate"] = "%{z:.2f}"
                 trace["textfont"] = {"size": 16}
             plot_px = height - 150  # the rest is the title, the key labels above and the margins
             _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
             _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
+        if trace.get("type") == "bar" and _labels(trace.get("x")) and "tickvals" not in layout.get("xaxis", {}):
+            _thin(layout.setdefault("xaxis", {}), _labels(trace.get("x")), BAR_ROOM_PX, name_axis=True)
     if any(isinstance(a, dict) and a.get("side") == "top" for k, a in layout.items() if k.startswith("xaxis")):
         margin = layout.setdefault("margin", {})  # the title above the key labels and their axis title
         margin["t"] = max(margin.get("t") or 0, 160)

@@ -53,3 +53,10 @@ def test_a_bar_chart_and_a_figure_object_work_too():
     before = copy.deepcopy(fig.to_dict())
     for_projector(fig.to_dict(), 540)
     assert fig.to_dict() == before
+
+
+def test_only_probabilities_get_numbers_in_their_cells():
+    from viz.masks import mask_heatmap
+
+    mask = mask_heatmap(np.triu(np.ones((5, 5), bool), 1), list("abcde")).to_dict()
+    assert "texttemplate" not in for_projector(mask, 540)["data"][0]
