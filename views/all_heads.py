@@ -83,7 +83,7 @@ def view(page: Page) -> None:
     """Settings, mosaic, sliders and preview."""
     run, text, choice = page.run, page.text, page.choice
     notices = st.container()
-    settings = lecture.controls(1)[0] if lecture.on() else st.container(horizontal=True, gap="large")  # one block
+    settings = lecture.place() or st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
     pool = state.choice(_("Downsampling of long sentences"), "pool", POOLS, "max", container=settings,
                         widget="radio", horizontal=True, format_func=lambda p: _(POOL_NAMES[p]),
                         help=_("Max-pool keeps a one-token pattern bright; block mean shows the average probability."))
@@ -97,7 +97,7 @@ def view(page: Page) -> None:
 
     left, right = st.columns([1, 2])
     first = first_head(page.choice, run.num_layers, run.num_heads)
-    controls = lecture.controls(1)[0] if lecture.on() else left
+    controls = lecture.place() or left
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls)
     with notices:

@@ -14,8 +14,7 @@ from viz.attention import heatmap_spec
 def view(page: Page) -> None:
     run = page.run
     # One row, not st.columns: every block (a row, a column) is one more message to the browser on every rerun.
-    controls = (lecture.controls(1)[0] if lecture.on()
-                else st.container(horizontal=True, gap="medium", vertical_alignment="center"))
+    controls = lecture.place() or st.container(horizontal=True, gap="medium", vertical_alignment="center")
     mean = state.toggle(_("Mean of heads"), "mean", False, container=controls)
     auto_range = state.toggle(_("Auto colour range"), "auto", False, container=controls)
     first = first_head(page.choice, run.num_layers, run.num_heads)

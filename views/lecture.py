@@ -42,6 +42,18 @@ def style() -> None:
         st.html(_CSS)
 
 
+def place():
+    """Where a group of controls goes in lecture mode (a place in the sidebar); None otherwise, so that a page writes
+    `lecture.place() or <its own place>` and makes its own only when it is used."""
+    return st.sidebar.container() if on() else None
+
+
+def charts_row(n: int) -> list:
+    """Places for n charts side by side: st.columns(n), or in lecture mode one after the other, each the whole
+    width (a half-width map on a projector is too small to read)."""
+    return [st.container()] * n if on() else list(st.columns(n))
+
+
 def controls(spec, **kwargs) -> list:
     """Places for a row of controls: st.columns(spec) above the chart, or in lecture mode one sidebar place each."""
     if not on():

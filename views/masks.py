@@ -48,7 +48,7 @@ def intro() -> None:
 def choose_mask(tokens: tuple[str, ...], max_positions: int, pad: str = "[PAD]") -> Mask:
     """The mask kind and its settings (padding length, blocked keys), all bound to the URL. pad: the model's
     padding token."""
-    where = lecture.controls(1)[0] if lecture.on() else st  # a projector: the settings in the sidebar
+    where = lecture.place() or st  # a projector: the settings in the sidebar
     kind = state.choice(_("Mask"), "mask", MASK_KINDS, CAUSAL, widget="segmented_control", container=where,
                         format_func=lambda k: _(KIND_LABELS[k]) if k in KIND_LABELS else k)
     pad_to, blocked = 0, ()
@@ -154,7 +154,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                      "empty (zero attention, as in PyTorch's scaled_dot_product_attention).").format(
                        n=len(empty_rows), T=Tm))
 
-    left, right = [st.container()] * 2 if lecture.on() else st.columns(2)
+    left, right = lecture.charts_row(2)
     if big_map in ("all", "mask"):
         show_chart(mask_heatmap(blocked, run.tokens, title=_("Mask: {kind}").format(kind=_(KIND_LABELS[mask.kind]))),
                    key="mask",
@@ -167,7 +167,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                                     layer=layer, head=head)), key="attention",
                    container=right)
         right.caption(_("Blocked cells are gaps; each row still sums to 1 over the keys it may see."))
-        left, right = [st.container()] * 2 if lecture.on() else st.columns(2)
+        left, right = lecture.charts_row(2)
     if big_map in ("all", "difference"):
         show_chart(difference_heatmap(diff, run.tokens, run.tokens, title=_("Masked minus unmasked attention")),
                    key="difference", container=right)

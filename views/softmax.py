@@ -44,12 +44,12 @@ def view(page: Page) -> None:
     probs = attn.probs[0, head, query].numpy()  # (S,) what the model computed
     who = html.escape(token_label(run.tokens, query), quote=False)  # a token, in a title: plotly reads some HTML
 
-    c1, c2 = [st.container()] * 2 if lecture.on() else st.columns(2)  # a projector: each chart full width
+    c1, c2 = lecture.charts_row(2)
     plotly(score_bars(raw, keys, _("(1) raw scores q·k for query {token}").format(token=who), "q·k"),
            "raw", c1)
     plotly(score_bars(scaled, keys, _("(2) scaled: q·k × {scale}").format(scale=f"{attn.scale:.4g}"),
                       "q·k / √d_k"), "scaled", c2)
-    c3, c4 = [st.container()] * 2 if lecture.on() else st.columns(2)
+    c3, c4 = lecture.charts_row(2)
     plotly(score_bars(mask, keys, _("(3) mask M added (0 = allowed, -inf = blocked)"), "M", show_values=T <= 64),
            "mask", c3)
     plotly(probability_bars(probs, keys, _("(4) softmax probabilities")), "probabilities", c4)
