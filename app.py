@@ -20,7 +20,7 @@ def main(start: str | None = None) -> None:
     lone_surrogates.replace_in_the_browser()
     with state.url_writes():  # one URL message per run, not one per widget
         state.check_link()
-        language.switch()
+        language.switch(lang)
         lecture.toggle()
         lecture.style()
         st.navigation(pages).run()

@@ -44,10 +44,10 @@ def resolve() -> str:
     return lang
 
 
-def switch(container=None) -> str:
-    """The sidebar's language switch, bound to ?lang= (a bad value in the link is ignored with a notice)."""
+def switch(lang: str, container=None) -> str:
+    """The sidebar's language switch, bound to ?lang=, starting from resolve()'s lang (a bad value in the link is
+    ignored with a notice)."""
     container = container or st.sidebar
-    lang = resolve()
     chosen = state.choice(_("Language"), "lang", list(LANGUAGES), lang, container=container,
                           widget="segmented_control", format_func=LANGUAGES.get)
     st.session_state[_SESSION] = chosen
