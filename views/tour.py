@@ -26,7 +26,7 @@ class Stop:
     params: dict = field(default_factory=dict)  # the state the page opens with
 
 
-_ON_MINILM = {"model": "minilm", "text": _SENTENCE}
+_SHOWCASE = {"model": "minilm", "text": _SENTENCE, "layer": _LAYER, "head": _HEAD}  # MiniLM at its showcase head
 STOPS: tuple[Stop, ...] = (
     Stop("positional", N_("Embeddings and positional encoding"),
          N_("A token becomes a vector, its embedding. Attention has no sense of order, so a position vector is "
@@ -37,25 +37,25 @@ STOPS: tuple[Stop, ...] = (
          N_("Each token's query is compared with every token's key by a dot product, and the softmax turns each "
             "row of scores into weights that sum to 1. In this head the row of `it` puts most of its weight on "
             "`animal`: the word it refers to."),
-         {**_ON_MINILM, "layer": _LAYER, "head": _HEAD}),
+         _SHOWCASE),
     Stop("softmax", N_("Scaling and softmax"),
          N_("One row, step by step: the dot products, divided by √d_k, the mask added, and the softmax. Move the "
             "temperature: T > 1 flattens the row, T < 1 sharpens it, T = 1 is the model."),
-         {**_ON_MINILM, "layer": _LAYER, "head": _HEAD, "query": _IT}),
+         {**_SHOWCASE, "query": _IT}),
     Stop("masks", N_("Masks"),
          N_("A mask blocks keys before the softmax. The causal mask lets each token see only itself and the tokens "
             "before it, as a decoder must: the blocked cells are empty, and each row's weight goes to the keys "
             "left."),
-         {**_ON_MINILM, "mask": "causal", "layer": _LAYER, "head": _HEAD}),
+         {**_SHOWCASE, "mask": "causal"}),
     Stop("all-heads", N_("Multi-head attention"),
          N_("Every head of every layer at once. Each head learns its own way of looking: at the next token, the "
             "previous one, the [SEP] token, the word a pronoun refers to. Click a tile to see it large."),
-         {**_ON_MINILM, "layer": _LAYER, "head": _HEAD}),
+         _SHOWCASE),
     Stop("steps", N_("Add & Norm and the feed-forward network"),
          N_("One encoder layer, every tensor on the way. Attention's output is added to its input and normalized "
             "(Add & Norm); then every token goes through the same two-layer feed-forward network, and Add & Norm "
             "again."),
-         {**_ON_MINILM, "layer": _LAYER, "head": _HEAD}),
+         _SHOWCASE),
     Stop("architecture", N_("The encoder"),
          N_("Stack that layer N times and you have the encoder. Here are its parameters and its FLOPs, module by "
             "module, and the shape of every tensor for your sentence."),
