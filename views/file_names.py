@@ -1,7 +1,8 @@
 """Names of the files a page gives away (downloads, and the charts' camera button): page, model, what, layer, head.
 
 A class saves many files from many pages: heatmap_all-MiniLM-L6-v2_layer2_head5.csv says where each came from.
-The page frame says which page this is and the model picker which model (set_page, set_model, per session); the
+The page frame says which page this is (views.state.set_page) and the model picker which model (set_model, per
+session; new_page() forgets the model of the page before); the
 layer and head are those of the sliders this run drew (drawn()), so a page without them names none.
 Names are ASCII letters, digits, "-" and "_" only, and one "." before the extension (a model
 directory's name is the operator's, and a browser or a spreadsheet may not take every character), and at most
@@ -15,15 +16,15 @@ import streamlit as st
 from views import state
 
 MAX_CHARS = 120  # with the extension
-_CONTEXT = "_file_names"  # session state: {"page": registry path, "model": the model's name in file names}
+_CONTEXT = "_file_names"  # session state: {"model": the model's name in file names}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _EXTENSION = re.compile(r"[A-Za-z0-9]{1,8}")
 PACKAGED = {"minilm": "all-MiniLM-L6-v2", "translator": "translator"}  # by source key (model.sources)
 
 
-def set_page(path: str) -> None:
-    """The frame, as it draws a page: names start with its registry path; no model until a picker sets one."""
-    st.session_state[_CONTEXT] = {"page": path, "model": None}
+def new_page() -> None:
+    """The frame, as it draws a page: no model until a picker sets one."""
+    st.session_state[_CONTEXT] = {"model": None}
     begin_run()
 
 
@@ -40,7 +41,7 @@ def drawn() -> dict:
 
 def set_model(key: str, random=None) -> None:
     """The model picker: the model of this page's files (a source key and a random model's config)."""
-    st.session_state.setdefault(_CONTEXT, {"page": None})["model"] = model_name(key, random)
+    st.session_state.setdefault(_CONTEXT, {})["model"] = model_name(key, random)
 
 
 def model_name(key: str, random=None) -> str:
@@ -67,13 +68,17 @@ def name(*what: str, layer=None, head=None, mean: bool = False, ext: str = "") -
     if head is None and not mean:
         mean = bool(shown.get("mean"))
         head = None if mean else shown.get("head")
-    page = context.get("page")
+    page = state.page()
     parts = [page, context.get("model"), *(w for w in what if w != page)]  # the heatmap's chart "heatmap" once
     parts = [safe(str(p)) for p in parts if p]
     parts += [f"layer{layer}"] if layer is not None else []
     parts += ["mean"] if mean else [f"head{head}"] if head is not None else []
-    stem = "_".join(p for p in parts if p) or "attention"
     ext = ext.lstrip(".") if _EXTENSION.fullmatch(ext.lstrip(".")) else ""
+    return _bounded("_".join(p for p in parts if p) or "attention", ext)
+
+
+def _bounded(stem: str, ext: str) -> str:
+    """stem.ext, the stem cut so the whole is at most MAX_CHARS."""
     return stem[:MAX_CHARS - len(ext) - 1].rstrip("-_") + (f".{ext}" if ext else "")
 
 
@@ -84,9 +89,8 @@ def given(file_name: str) -> str:
     if not dot or not _EXTENSION.fullmatch(ext):
         stem, ext = file_name, ""
     context = st.session_state.get(_CONTEXT, {})
-    front = [safe(str(p)) for p in (context.get("page"), context.get("model")) if p]
+    front = [safe(str(p)) for p in (state.page(), context.get("model")) if p]
     stem = safe(stem)
     if front and stem.startswith("_".join(front)):
         front = []
-    joined = "_".join([*front, stem] if stem else front) or "download"
-    return joined[:MAX_CHARS - len(ext) - 1].rstrip("-_") + (f".{ext}" if ext else "")
+    return _bounded("_".join([*front, stem] if stem else front) or "download", ext)

@@ -46,8 +46,8 @@ def link_to(path: str):
 def render(spec: PageSpec) -> None:
     """Draw the page `spec` (st.Page calls this, one page per registry entry)."""
     module = importlib.import_module(spec.module)
-    file_names.set_page(spec.path)
     state.set_page(spec.path)
+    file_names.new_page()
     st.title(_(spec.title))
     st.caption(_(spec.caption))
     tour.banner(spec.path, locales.current(), st.sidebar if lecture.on() else st)

@@ -36,9 +36,14 @@ def set_page(path: str) -> None:
     st.session_state[_PAGE] = path
 
 
+def page() -> str | None:
+    """The registry path of the page being drawn (set_page), or None outside a page."""
+    return st.session_state.get(_PAGE)
+
+
 def _kept_key(name: str) -> str:
     """The session key of the value `name` kept for other runs and pages (per page for PER_PAGE)."""
-    return _KEEP + (f"{st.session_state.get(_PAGE, '')}:" if name in PER_PAGE else "") + name
+    return _KEEP + (f"{page() or ''}:" if name in PER_PAGE else "") + name
 
 
 def notice(message: str) -> None:

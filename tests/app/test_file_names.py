@@ -73,7 +73,8 @@ def test_names_are_ascii_safe_and_bounded(monkeypatch):
     assert file_names.safe("ü 猫 \"x\"/..\\y") == "x-y"
     state = {}
     monkeypatch.setattr(file_names.st, "session_state", state)
-    file_names.set_page("heatmap")
+    file_names.state.set_page("heatmap")
+    file_names.new_page()
     file_names.set_model("dir:" + "猫" * 10 + "bert base")
     name = file_names.given("attention_" + "x" * 300 + ".csv")
     assert name.startswith("heatmap_bert-base_attention_xxx") and name.endswith(".csv")
