@@ -42,7 +42,7 @@ def pages() -> list[tuple[str, dict]]:
     return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
 
 
-def measure(url: str, lecture: str, lang: str, scales: list[float]) -> list[dict]:
+def measure(lecture: str, lang: str, scales: list[float]) -> list[dict]:
     rows = []
     with spawn(ROOT / "app.py", session_ttl=None) as server, chromium() as browser:
         for scale in scales:
@@ -93,7 +93,7 @@ def main() -> None:
     covered = coverage(args.lang)
     print(f"lecture={args.lecture} lang={args.lang}, viewport 1280x720")
     print(f"{'page':16} {'scale':>5} {'visible':>8} {'tick px':>8} {'top':>6} {'bottom':>7} {'catalog':>12}")
-    for row in measure("", args.lecture, args.lang, args.scale):
+    for row in measure(args.lecture, args.lang, args.scale):
         marked, total = covered.get(row["page"], (0, 0))
         visible = "—" if row.get("visible") is None else f"{row['visible']:.2f}"
         tick = "—" if row.get("tick") is None else f"{row['tick']:.0f}"

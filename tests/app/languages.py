@@ -6,7 +6,6 @@ Markdown, alerts, labels, help, options, metrics, tabs and expanders, and its ch
 names, hover templates, annotations and sliders. unmarked() is the English left outside the marks: a string the code
 shows without the catalog.
 """
-import json
 import re
 from contextlib import contextmanager
 
@@ -152,7 +151,3 @@ def untranslated(at) -> list[str]:
     """Each shown text with English outside the catalog's marks, as 'kind: text'."""
     allowed = data_words(at)
     return [f"{kind}: {text!r}" for kind, text in shown_texts(at) if unmarked(text, allowed)]
-
-
-def as_json(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
