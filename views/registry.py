@@ -64,6 +64,10 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("translate", N_("Translate"), ":material/g_translate:", "views.translate",
              N_("A translator trained by this project writes Chinese as English one word at a time: step through its "
              "decoding, see where each word looks, switch heads off, and watch it learn.")),
+    PageSpec("atlas", N_("Head atlas"), ":material/table_view:", "views.atlas",
+             N_("Every head of every layer, measured on your text: how spread out it is, whether it looks at the "
+                "previous or next token, at itself, at special tokens, and how far. Sort by any column; open a head "
+                "on the heatmap."), _ALL, translator=True),
     PageSpec("tour", N_("Guided tour"), ":material/route:", "views.tour",
              N_("The Transformer in the order the tutorials teach it, one page at a time: each stop opens a page "
                 "set up to show one idea, says what to look at, and has a link to put on a slide.")),
