@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from bench.app import sentence  # noqa: E402
 from bench.servers import chromium, spawn  # noqa: E402
 
-PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder", "atlas"]
+PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder", "atlas",
+         "rollout"]
 CHART = ".js-plotly-plot .main-svg"
 BUDGET = 1_000_000  # bytes per page at 512 tokens (issue 17)
 

@@ -31,8 +31,9 @@ MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
 # off (a few KB each, one per set of heads a visitor tries: they must not push other students' passes out);
 # "snapshot": the translator at a step of its training (views.translate_learning), ~1 MB each, so that scrubbing
 # through them never drops a model; "live": the live training's newest model and its translations
-# (views.translate_live), replaced every second while it runs
-KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8}
+# (views.translate_live), replaced every second while it runs; "attribution": a run's rollouts, a flow row, a
+# saliency (views.rollout)
+KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8, "attribution": 32}
 TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
 
 

@@ -82,13 +82,13 @@ def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
     buf = io.StringIO()
     buf.write(BOM)
     header = [_("query \\ key")] + [f"{j}:{t}" for j, t in enumerate(key_tokens)]
-    buf.write(",".join(_csv_cell(h) for h in header) + "\n")
+    buf.write(",".join(csv_cell(h) for h in header) + "\n")
     for i, row in enumerate(probs):
-        buf.write(_csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")
+        buf.write(csv_cell(f"{i}:{tokens[i]}") + "," + ",".join(f"{p:.8g}" for p in row) + "\n")
     return buf.getvalue().encode("utf-8")
 
 
-def _csv_cell(text: str) -> str:
+def csv_cell(text: str) -> str:
     if any(c in text for c in ',"\n') or text[:1] in "=+-@":  # quoted; no formula injection in spreadsheets
         return '"' + text.replace('"', '""') + '"'
     return text

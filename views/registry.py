@@ -68,6 +68,10 @@ PAGES: tuple[PageSpec, ...] = (
              N_("Every head of every layer, measured on your text: how spread out it is, whether it looks at the "
                 "previous or next token, at itself, at special tokens, and how far. Sort by any column; open a head "
                 "on the heatmap."), _ALL, translator=True),
+    PageSpec("rollout", N_("Rollout and saliency"), ":material/merge_type:", "views.rollout",
+             N_("Where each token's representation comes from: attention rolled out through the layers with the "
+                "residual connection, the attention flow, and which input tokens an output is most sensitive to "
+                "(gradient × input)."), _ALL, translator=True),
     PageSpec("tour", N_("Guided tour"), ":material/route:", "views.tour",
              N_("The Transformer in the order the tutorials teach it, one page at a time: each stop opens a page "
                 "set up to show one idea, says what to look at, and has a link to put on a slide.")),

@@ -112,7 +112,8 @@ LINK_KEYS = frozenset({
     "lang", "text", "src", "tgt", "model", "img", "d_model", "heads", "layers", "d_ff", "activation", "norm",
     "positional", "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "temp", "row0", "dim0", "mask",
     "pad_to", "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
-    "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap", "tour", "lecture", "stage",
+    "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap", "tour", "lecture", "stage", "prop",
+    "target",
 })
 _LINK_CHECKED = "_link_checked"
 

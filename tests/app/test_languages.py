@@ -41,6 +41,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
     ("atlas", {"prop": "same"}), ("atlas", {"model": "translator", "src": "我有一只猫"}),  # no special token
     ("atlas", {"prop": "bogus", "text": "word " * 300}),
+    ("rollout", {"target": "token", "query": "3"}), ("rollout", {"text": "word " * 40}),  # no flow: too long
+    ("rollout", {"model": "translator", "src": "我有一只猫"}),
 ]
 
 

@@ -1,0 +1,80 @@
+"""The rollout page (/rollout) in AppTest: the rollout map, the query's rollout and flow, the saliency, all equal to
+model.rollout on the run's own maps and model; the downloads; the flow's limit said in the page."""
+import base64
+import csv
+import io
+
+import numpy as np
+import pytest
+import torch
+from apptest_harness import charts, open_page
+
+from model.rollout import flow_row, rollout, saliency
+from views import downloads
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.fixture
+def offered(monkeypatch) -> dict:
+    buttons = {}
+    real = downloads.button
+
+    def recording(label, build, file_name, mime, container=None):
+        buttons[label] = (file_name, build)
+        real(label, build, file_name, mime, container)
+
+    monkeypatch.setattr(downloads, "button", recording)
+    return buttons
+
+
+def array(value) -> np.ndarray:
+    """A plotly value as numpy (a typed array, or a list)."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value, dtype=np.float64)
+
+
+def test_the_charts_are_the_models_numbers_and_the_files_hold_them(offered):
+    from views import models, runs
+
+    at = open_page("rollout", text=TEXT, layer="3", query="2", target="token")
+    assert not at.exception
+    run = runs.compute_run(models.Choice("minilm"), TEXT)
+    expected = rollout(run.attentions)[3]
+    heat, bars, sal = charts(at)
+    np.testing.assert_allclose(array(heat.figure["data"][0]["z"]).reshape(expected.shape), expected, atol=1e-6)
+    assert heat.figure["layout"]["title"]["text"] == "Attention rollout through layers 0..3"
+    np.testing.assert_allclose(array(bars.figure["data"][0]["y"]), expected[2], atol=1e-6)
+    np.testing.assert_allclose(array(bars.figure["data"][1]["y"]), flow_row(run.attentions, 2, 3), atol=1e-6)
+    from views.models import loaded_model
+
+    with torch.inference_mode():
+        signed, norm = saliency(loaded_model(models.Choice("minilm")).model, torch.tensor([run.ids]), "token", 2)
+    np.testing.assert_allclose(array(sal.figure["data"][0]["y"]), signed, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(array(sal.figure["data"][1]["y"]), norm, rtol=1e-5, atol=1e-7)
+    assert "the vector of cat after the last layer" in sal.figure["layout"]["title"]["text"]
+
+    arrays = np.load(io.BytesIO(offered["Download the rollout, flow and saliency (NumPy .npz)"][1]()),
+                     allow_pickle=False)
+    np.testing.assert_allclose(arrays["rollout"], expected, atol=1e-6)
+    assert int(arrays["layer"]) == 3 and int(arrays["query"]) == 2 and str(arrays["target"]) == "token"
+    name, build = offered["Download the query's row and the saliency (CSV)"]
+    text = build().decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text.removeprefix(downloads.BOM))))
+    assert text.startswith(downloads.BOM) and name.endswith(".csv") and len(rows) == len(run.tokens)
+    assert float(rows[1]["rollout"]) == pytest.approx(expected[2, 1], abs=1e-6) and rows[1]["flow"] != ""
+
+
+def test_a_long_text_has_no_flow_and_says_why():
+    at = open_page("rollout", text="word " * 40)
+    assert not at.exception
+    bars = charts(at)[1].figure
+    assert len(bars["data"]) == 1  # the rollout row alone
+    assert any("at most 24 tokens" in c.value and "this text has 42" in c.value for c in at.caption)
+
+
+def test_the_translator_and_random_models_have_a_rollout():
+    for params in ({"model": "translator", "src": "我有一只猫"}, {"model": "random", "text": "a b c"}):
+        at = open_page("rollout", **params)
+        assert not at.exception and len(charts(at)) == 3
