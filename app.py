@@ -23,7 +23,7 @@ def main(start: str | None = None) -> None:
         language.switch(lang)
         lecture.toggle()
         lecture.style()
-        st.navigation(pages).run()
+        st.navigation(pages, expanded=True).run()  # every page in view (Streamlit folds past 10)
 
 
 if __name__ == "__main__":

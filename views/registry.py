@@ -64,6 +64,10 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("translate", N_("Translate"), ":material/g_translate:", "views.translate",
              N_("A translator trained by this project writes Chinese as English one word at a time: step through its "
              "decoding, see where each word looks, switch heads off, and watch it learn.")),
+    PageSpec("neurons", N_("Neuron view"), ":material/scatter_plot:", "views.neurons",
+             N_("One query in one head, dimension by dimension: its vector q, every key's vector k, their elementwise "
+                "products (which add up to the dot product), the scaled score and the softmax."), _ALL,
+             translator=True),
     PageSpec("atlas", N_("Head atlas"), ":material/table_view:", "views.atlas",
              N_("Every head of every layer, measured on your text: how spread out it is, whether it looks at the "
                 "previous or next token, at itself, at special tokens, and how far. Sort by any column; open a head "

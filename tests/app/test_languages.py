@@ -39,6 +39,7 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("encoder-decoder", {"src": "我有一只猫" * 20}),  # a source longer than the positions, cut
     ("encoder-decoder", {"model": "random"}),
     ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
+    ("neurons", {"text": "word " * 60}), ("neurons", {"model": "translator", "src": "我有一只猫"}),
     ("atlas", {"prop": "same"}), ("atlas", {"model": "translator", "src": "我有一只猫"}),  # no special token
     ("atlas", {"prop": "bogus", "text": "word " * 300}),
     ("rollout", {"target": "token", "query": "3"}), ("rollout", {"text": "word " * 40}),  # no flow: too long
