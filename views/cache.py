@@ -32,8 +32,10 @@ MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
 # "snapshot": the translator at a step of its training (views.translate_learning), ~1 MB each, so that scrubbing
 # through them never drops a model; "live": the live training's newest model and its translations
 # (views.translate_live), replaced every second while it runs; "attribution": a run's rollouts, a flow row, a
-# saliency (views.rollout)
-KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8, "attribution": 32}
+# saliency (views.rollout); "embedding": a sentence's vectors
+# (views.embeddings), a few KB each
+KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8, "attribution": 32,
+                "embedding": 64}
 TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
 
 

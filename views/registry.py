@@ -76,6 +76,10 @@ PAGES: tuple[PageSpec, ...] = (
              N_("Where each token's representation comes from: attention rolled out through the layers with the "
                 "residual connection, the attention flow, and which input tokens an output is most sensitive to "
                 "(gradient × input)."), _ALL, translator=True),
+    PageSpec("embeddings", N_("Sentence embeddings"), ":material/hub:", "views.embeddings",
+             N_("all-MiniLM-L6-v2 turns a sentence into one vector: the mean of its last layer's tokens. Compare "
+                "sentences by their vectors, see where they lie, how each layer moves them, and which tokens make "
+                "them."), frozenset({MODEL})),
     PageSpec("tour", N_("Guided tour"), ":material/route:", "views.tour",
              N_("The Transformer in the order the tutorials teach it, one page at a time: each stop opens a page "
                 "set up to show one idea, says what to look at, and has a link to put on a slide.")),

@@ -113,7 +113,7 @@ LINK_KEYS = frozenset({
     "positional", "seed", "mean", "auto", "layer", "head", "pool", "tile", "query", "temp", "row0", "dim0", "mask",
     "pad_to", "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
     "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap", "tour", "lecture", "stage", "prop",
-    "target", "all_keys",
+    "target", "all_keys", "sents", "sent",
 })
 _LINK_CHECKED = "_link_checked"
 

@@ -66,6 +66,7 @@ PAGES = [
     Page("atlas", ("src",), None, None, link={"model": "translator"}, translates=True),
     Page("rollout", ("text",), "layer", "query", own=({"target": "bogus"},)),
     Page("rollout", ("src",), "layer", "query", link={"model": "translator"}, translates=True),
+    Page("embeddings", ("sents",), None, None, own=({"sent": "9"},)),
     Page("translate", ("src",), "layer", "head", translates=True, chinese_only=True,
          own=({"decode": "magic", "off": "cross.9.9", "part": "nowhere", "step": "-3"},
               {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"beam": "1"}, {"snap": "7"}),

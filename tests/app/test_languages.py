@@ -40,6 +40,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("encoder-decoder", {"model": "random"}),
     ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
     ("neurons", {"text": "word " * 60}), ("neurons", {"model": "translator", "src": "我有一只猫"}),
+    ("embeddings", {"model": "random"}), ("embeddings", {"sents": "x\n" * 20}), ("embeddings", {"sents": ""}),
+    ("embeddings", {"sents": "word " * 300}),  # past the pipeline's 256 tokens
     ("atlas", {"prop": "same"}), ("atlas", {"model": "translator", "src": "我有一只猫"}),  # no special token
     ("atlas", {"prop": "bogus", "text": "word " * 300}),
     ("rollout", {"target": "token", "query": "3"}), ("rollout", {"text": "word " * 40}),  # no flow: too long
