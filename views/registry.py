@@ -76,6 +76,9 @@ PAGES: tuple[PageSpec, ...] = (
              N_("Where each token's representation comes from: attention rolled out through the layers with the "
                 "residual connection, the attention flow, and which input tokens an output is most sensitive to "
                 "(gradient × input)."), _ALL, translator=True),
+    PageSpec("compare", N_("Compare"), ":material/compare:", "views.compare",
+             N_("Two attention maps side by side and their difference: two sentences, two models, two layers or "
+                "heads, or the map with a mask. The same query row is outlined in all three."), _ALL, translator=True),
     PageSpec("embeddings", N_("Sentence embeddings"), ":material/hub:", "views.embeddings",
              N_("all-MiniLM-L6-v2 turns a sentence into one vector: the mean of its last layer's tokens. Compare "
                 "sentences by their vectors, see where they lie, how each layer moves them, and which tokens make "

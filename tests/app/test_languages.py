@@ -42,6 +42,10 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("neurons", {"text": "word " * 60}), ("neurons", {"model": "translator", "src": "我有一只猫"}),
     ("embeddings", {"model": "random"}), ("embeddings", {"sents": "x\n" * 20}), ("embeddings", {"sents": ""}),
     ("embeddings", {"sents": "word " * 300}),  # past the pipeline's 256 tokens
+    ("compare", {"pair": "model"}), ("compare", {"pair": "head"}), ("compare", {"pair": "mask"}),
+    ("compare", {"text2": ""}), ("compare", {"text": "word " * 300, "text2": "word " * 290}),
+    ("compare", {"model": "translator", "src": "我有一只猫", "text2": "我有一只狗"}),
+    ("compare", {"model": "translator", "pair": "model"}),
     ("atlas", {"prop": "same"}), ("atlas", {"model": "translator", "src": "我有一只猫"}),  # no special token
     ("atlas", {"prop": "bogus", "text": "word " * 300}),
     ("rollout", {"target": "token", "query": "3"}), ("rollout", {"text": "word " * 40}),  # no flow: too long
