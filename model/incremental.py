@@ -140,10 +140,12 @@ def encode(model, src_ids: Tensor, heads_off: HeadsOff | None = None) -> Memory:
     return Memory(x, mask, cross_kv, torch.stack(attentions))
 
 
-def step(model, memory: Memory, cache: Cache, ids: Tensor, heads_off: HeadsOff | None = None):
+def step(model, memory: Memory, cache: Cache, ids: Tensor, heads_off: HeadsOff | None = None,
+         layer_outputs: list | None = None):
     """The previous words ids (B,) at position cache.position -> logits (B, V) for the next word, the cache one
     word longer, and this step's attention rows per decoder layer: self (layers, B, nh, t + 1) and cross
-    (layers, B, nh, S)."""
+    (layers, B, nh, S). layer_outputs: if given, each decoder layer's output (B, E) is appended to it (the logit
+    lens, model.logit_lens)."""
     t = cache.position
     emb = model.target_embedding
     x = emb.token_embedding(ids[:, None]) * math.sqrt(emb.token_embedding.embedding_dim)  # (B, 1, E)
@@ -170,6 +172,8 @@ def step(model, memory: Memory, cache: Cache, ids: Tensor, heads_off: HeadsOff |
         x, probs = _residual(layer, layer.norm2, x, cross_attention)
         cross_rows.append(probs[:, :, 0])
         x = _ffn(layer, layer.norm3, x)
+        if layer_outputs is not None:
+            layer_outputs.append(x[:, 0])
     norm = model.transformer.decoder.norm
     logits = model.generator(x if norm is None else norm(x))[:, 0]  # (B, V)
     return logits, Cache(new_kv, t + 1), torch.stack(self_rows), torch.stack(cross_rows)

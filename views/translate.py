@@ -21,6 +21,7 @@ PARTS = {
     "alignment": (N_("Alignment"), "views.translate_alignment"),
     "heads": (N_("Switch heads off"), "views.translate_heads"),
     "forcing": (N_("Teacher forcing"), "views.translate_forcing"),
+    "lens": (N_("Layers (logit lens)"), "views.translate_lens"),
     "learning": (N_("Watch it learn"), "views.translate_learning"),
     "live": (N_("Train it live"), "views.translate_live"),
 }

@@ -22,6 +22,7 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("translate", {"part": "forcing", "src": "你好吗"}),  # no correct translation known
     ("translate", {"part": "learning", "snap": "0", "off": "cross.1.0"}),
     ("translate", {"part": "live"}),
+    ("translate", {"part": "lens", "off": "cross.1.0", "src": "昨天我买了一本书"}),
     ("translate", {"decode": "sample", "temperature": "2", "top_k": "5", "top_p": "0.9"}),
     ("translate", {"decode": "beam", "step": "2"}),
     ("translate", {"src": ""}),  # empty

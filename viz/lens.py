@@ -1,0 +1,31 @@
+"""The logit lens's picture: decoder layers (rows, the last on top) x decoding steps (columns), each cell the word
+that layer would write and, in colour, its probability of the word the decoder finally wrote."""
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from locales import _
+
+
+def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str) -> go.Figure:
+    """chosen_p (layers, T), top_words (layers, T, k) strings, top_p (layers, T, k), chosen_rank (layers, T),
+    steps (T,) the column labels (the word each step wrote)."""
+    chosen_p = np.asarray(chosen_p, dtype=np.float32)
+    layers, t = chosen_p.shape
+    top_words = [[[html.escape(w, quote=False) for w in cell] for cell in row] for row in top_words]
+    text = [[f"{row[i][0]}<br>{p[i][0]:.2f}" for i in range(t)] for row, p in zip(top_words, np.asarray(top_p))]
+    lists = [["<br>".join(f"{w} {q:.3f}" for w, q in zip(row[i], p[i])) for i in range(t)]
+             for row, p in zip(top_words, np.asarray(top_p))]
+    custom = np.dstack([np.asarray(lists, dtype=object), np.asarray(chosen_rank).astype(str).astype(object)])
+    fig = go.Figure(go.Heatmap(
+        z=chosen_p, x=[f"{i + 1}: {html.escape(w, quote=False)}" for i, w in enumerate(steps)],
+        y=[_("layer {n}").format(n=n) for n in range(layers)], zmin=0.0, zmax=1.0, colorscale="Viridis",
+        text=text, texttemplate="%{text}", customdata=custom, colorbar={"thickness": 12, "title": {"text": "p"}},
+        hovertemplate=_("%{y}, step %{x}<br>the word written: p = %{z:.3f}, rank %{customdata[1]}<br>"
+                        "top words:<br>%{customdata[0]}<extra></extra>")))
+    fig.update_layout(title={"text": title, "font": {"size": 14}}, height=max(260, 70 * layers + 150),
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      xaxis={"title": _("step: the word the decoder wrote"), "type": "category", "tickangle": -30},
+                      yaxis={"type": "category"})
+    return fig
