@@ -4,13 +4,14 @@ from contextlib import nullcontext
 import streamlit as st
 
 from locales import N_, _
-from views import lecture, state
+from views import lecture, special_tokens, state
 from views.chart import plotly, show_chart
 from views.frame import Page, link_to
 from views.memory import cached
 from views.models import Choice
 from views.pickers import first_head
 from views.runs import Run
+from views.special_tokens import Shown
 from viz.attention import heatmap_spec
 from viz.mosaic import POOLS, Mosaic, build_mosaic, mosaic_figure, mosaic_spec
 
@@ -22,7 +23,7 @@ POOL_NAMES = {"max": N_("max-pool"), "mean": N_("block mean")}
 SPINNER_CELLS = 2_000_000  # layers x heads x T x T from which drawing the mosaic takes ~50 ms or more, alone
 
 
-def mosaic_for(run: Run, tile: int, pool: str, auto: bool) -> Mosaic:
+def mosaic_for(run: Run, tile: int, pool: str, auto: bool, shown: Shown) -> Mosaic:
     """One mosaic per (run, settings), shared: a layer/head change reuses the PNG, no re-encoding. The process's
     bounded cache, not st.cache_resource, which this page's script would decorate anew on every run (the
     decorator reads the function's source) and which hashes every argument on every call.
@@ -30,10 +31,11 @@ def mosaic_for(run: Run, tile: int, pool: str, auto: bool) -> Mosaic:
     A spinner only for a big one: st.spinner starts a thread and sends a message even for the 2 ms mosaic of
     a 30-token sentence (12 x 12 heads at 512 tokens take 0.3 s)."""
     def draw():
-        return build_mosaic(run.attentions, tile, pool, auto_range=auto)
+        return build_mosaic(shown.maps(run.attentions), tile, pool, auto_range=auto)
 
+    hidden = (shown.hides, shown.renormalise)
     with st.spinner(_("Drawing every head…")) if run.attentions.size >= SPINNER_CELLS else nullcontext():
-        return cached(("mosaic", run.key, tile, pool, auto), draw, _("The all-heads image"), kind="image")
+        return cached(("mosaic", run.key, tile, pool, auto, hidden), draw, _("The all-heads image"), kind="image")
 
 
 def pick_tile(heads: int) -> None:
@@ -64,18 +66,19 @@ def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[st
     return params
 
 
-def preview(run: Run, layer: int, head: int, auto: bool, container) -> None:
+def preview(run: Run, layer: int, head: int, auto: bool, container, shown: Shown) -> None:
     """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
     title = _("Layer {layer}, head {head}").format(layer=layer, head=head)
-    if len(run.tokens) <= PREVIEW_MAX_TOKENS:
-        fig = heatmap_spec(run.attentions[layer, head], run.tokens, run.tokens, title=title, auto_range=auto)
+    probs, tokens = shown.maps(run.attentions[layer:layer + 1, head:head + 1]), shown.tokens(run.tokens)
+    if len(tokens) <= PREVIEW_MAX_TOKENS:
+        fig = heatmap_spec(probs[0, 0], tokens, tokens, title=title, auto_range=auto)
     else:
-        tile = build_mosaic(run.attentions[layer:layer + 1, head:head + 1], tile=256, auto_range=auto)
+        tile = build_mosaic(probs, tile=256, auto_range=auto)
         fig = mosaic_figure(tile, max_height=420, title=title, first_layer=layer, first_head=head)
         fig.update_layout(xaxis_title=_("key"), yaxis_title=_("query"))
         max_pool = POOL_NAMES["max"]
         container.caption(_("{n} tokens: preview downsampled ({pool} of {f}×{f} cells); the big view has every "
-                            "token.").format(n=len(run.tokens), pool=_(max_pool), f=tile.factor))
+                            "token.").format(n=len(tokens), pool=_(max_pool), f=tile.factor))
     show_chart(fig, key="preview", container=container)
 
 
@@ -91,9 +94,11 @@ def view(page: Page) -> None:
                         horizontal=True)
     auto = state.toggle(_("Auto colour range"), "auto", False, container=settings,
                         help=_("Stretch each tile to its own min..max: shows the pattern of a nearly uniform head."))
-    mosaic = mosaic_for(run, tile, pool, auto)
+    shown = special_tokens.switch(run, settings)
+    mosaic = mosaic_for(run, tile, pool, auto, shown)
     chart = st.container()
     st.caption(describe(mosaic))
+    shown.say()
 
     left, right = st.columns([1, 2])
     first = first_head(page.choice, run.num_layers, run.num_heads)
@@ -107,4 +112,4 @@ def view(page: Page) -> None:
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
     plotly(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, key="mosaic",
            on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
-    preview(run, layer, head, auto, right)
+    preview(run, layer, head, auto, right, shown)

@@ -16,6 +16,7 @@ from views.chart import show_chart
 from views.frame import Page
 from views.memory import cached
 from views.runs import Run
+from views.special_tokens import special_positions
 from viz.atlas import grid_figure, shares_figure, thumbnails
 
 # each property's column: its name and what it measures (shown as the column's help)
@@ -43,11 +44,6 @@ class Atlas:
     pngs: tuple  # [layer][head] PNG bytes of the head's map
 
 
-def special_positions(run: Run) -> np.ndarray:
-    """(T,) bool: where the model's own special tokens are, by id (what the tokenizer produced, not typed text)."""
-    return np.isin(np.asarray(run.ids), list(special_ids(run).values()))
-
-
 def special_ids(run: Run) -> dict[str, int]:
     """{text: id} of the model's special tokens that start, end or pad a sequence."""
     special = run.special_tokens
@@ -58,7 +54,7 @@ def special_ids(run: Run) -> dict[str, int]:
 def atlas_of(run: Run) -> Atlas:
     def compute() -> Atlas:
         pngs = thumbnails(run.attentions)
-        return Atlas(head_properties(run.attentions, run.ids, special_positions(run)),
+        return Atlas(head_properties(run.attentions, run.ids, special_positions(run.ids, run.special_tokens)),
                      special_shares(run.attentions, run.ids, special_ids(run)),
                      tuple(tuple(row) for row in pngs))
 

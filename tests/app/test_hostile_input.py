@@ -44,7 +44,7 @@ class Page:
 
 
 PAGES = [
-    Page("heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2"},)),
+    Page("heatmap", ("text",), "layer", "head", own=({"mean": "maybe", "auto": "2", "special": "sometimes"},)),
     Page("all-heads", ("text",), "layer", "head", own=({"pool": "median", "tile": "4096"},)),
     Page("softmax", ("text",), "layer", "head", own=({"query": "999", "temp": "hot"}, {"temp": "0"})),
     Page("steps", ("text",), "layer", "head", own=({"dim0": "-5", "row0": "x"},)),

@@ -13,7 +13,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("masks", {"mask": "padding"}), ("masks", {"mask": "custom", "blocked": "1,2"}), ("masks", {"mask": "none"}),
     ("masks", {"mask": "causal", "text": "word " * 300}), ("masks", {"model": "translator", "src": "我有一只猫"}),
     ("steps", {"model": "random", "norm": "pre-LN", "layers": "2", "layer": "1", "text": "word " * 80}),
-    ("all-heads", {"text": "word " * 200}), ("softmax", {"model": "random", "temp": "2"}),
+    ("all-heads", {"text": "word " * 200}), ("all-heads", {"special": "hide"}), ("heatmap", {"special": "renorm"}),
+    ("heatmap", {"special": "hide", "text": "word " * 200}), ("softmax", {"model": "random", "temp": "2"}),
     # Translate: each part, each way of choosing a word, heads switched off, and bad input
     ("translate", {"part": "alignment", "src": "昨天我买了一本书"}),
     ("translate", {"part": "heads", "off": "cross.0.0,cross.0.1,cross.1.0,cross.1.1"}),

@@ -1,0 +1,79 @@
+"""The special tokens switch (?special=show|hide|renorm), shared by the attention pages.
+
+[CLS] and [SEP] (a translator's <bos> and <eos>, and [PAD]) often take most of a head's attention: a head with
+nothing to do parks it there (an "attention sink"), and the rest of the map is dark. Hiding them shows the rest.
+Hidden, each row is either left as it is (its cells are what the model computed, the row sums to less than 1) or
+renormalised over the keys that remain (each row sums to 1 again, the shares among the remaining keys). The page
+says which. The special tokens are the model's own (views.atlas.special_ids: by id, from its tokenizer), never
+guessed from the text.
+
+    shown = special_tokens.switch(run, container)
+    maps, tokens = shown.maps(run.attentions), shown.tokens(run.tokens)
+    shown.say()
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from locales import N_, _
+from views import state
+from views.markdown import code
+
+MODES = {"show": N_("Show"), "hide": N_("Hide"), "renorm": N_("Hide and renormalise")}
+
+
+@dataclass(frozen=True)
+class Shown:
+    keep: np.ndarray  # (T,) bool: the positions drawn
+    renormalise: bool
+    note: str = ""  # what is hidden and how the rows are drawn ("" when nothing is hidden)
+
+    def say(self, container=None) -> None:
+        """The note, as a caption (by the chart)."""
+        if self.note:
+            (container or st).caption(self.note)
+
+    @property
+    def hides(self) -> bool:
+        return not self.keep.all()
+
+    def maps(self, maps: np.ndarray) -> np.ndarray:
+        """(..., T, T) -> (..., T', T') without the hidden queries and keys; rows renormalised if asked."""
+        if not self.hides:
+            return maps
+        kept = np.asarray(maps)[..., self.keep, :][..., self.keep]
+        if not self.renormalise:
+            return kept
+        total = kept.sum(-1, keepdims=True, dtype=np.float32)
+        return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0).astype(np.float32)
+
+    def tokens(self, tokens) -> tuple:
+        return tuple(t for t, k in zip(tokens, self.keep) if k)
+
+
+def special_positions(ids, special) -> np.ndarray:
+    """(T,) bool: where the model's special tokens ([CLS], [SEP], [PAD], [MASK]; <bos>, <eos>, <pad>) are."""
+    roles = (special.cls, special.sep, special.pad, special.mask) if special is not None else ()
+    return np.isin(np.asarray(ids), [index for _text, index in (r for r in roles if r)])
+
+
+def switch(run, container=None) -> Shown:
+    """The switch (bound to ?special=); what is hidden, and how, in the result's note."""
+    mode = state.choice(_("Special tokens"), "special", list(MODES), "show", container=container or st,
+                        widget="segmented_control", format_func=lambda m: _(MODES[m]),
+                        help=_("[CLS] and [SEP] often take most of a head's attention (an attention sink). Hide them "
+                               "to see the rest of the map, with each row as the model computed it or renormalised "
+                               "over the remaining keys."))
+    special = special_positions(run.ids, run.special_tokens)
+    if mode == "show" or not special.any() or special.all():
+        return Shown(np.ones(len(run.ids), dtype=bool), False)
+    names = " ".join(sorted({code(t) for t, s in zip(run.tokens, special) if s}))
+    if mode == "renorm":
+        note = _("Hidden: {tokens}. Each row is renormalised over the remaining keys, so it sums to 1 again: the "
+                 "shares among the tokens shown.").format(tokens=names)
+    else:
+        kept = run.attentions[..., ~special, :][..., ~special].sum(-1).mean()
+        note = _("Hidden: {tokens}. The rows are as the model computed them, so they sum to less than 1: on "
+                 "average {share} is left for the tokens shown.").format(tokens=names, share=f"{kept:.0%}")
+    return Shown(~special, mode == "renorm", note)
