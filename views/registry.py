@@ -64,6 +64,10 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("translate", N_("Translate"), ":material/g_translate:", "views.translate",
              N_("A translator trained by this project writes Chinese as English one word at a time: step through its "
              "decoding, see where each word looks, switch heads off, and watch it learn.")),
+    PageSpec("lines", N_("Line view"), ":material/linear_scale:", "views.lines",
+             N_("Tokens in two columns, a line from each query (left) to the keys it attends to (right), darker for "
+                "more attention, one colour per head. Click a token to bring out its lines and its row."), _ALL,
+             translator=True),
     PageSpec("neurons", N_("Neuron view"), ":material/scatter_plot:", "views.neurons",
              N_("One query in one head, dimension by dimension: its vector q, every key's vector k, their elementwise "
                 "products (which add up to the dot product), the scaled score and the softmax."), _ALL,

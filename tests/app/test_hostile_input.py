@@ -59,6 +59,8 @@ PAGES = [
     Page("encoder-decoder", ("src", "tgt"), "layer", "head", own=({"head": "x", "heads": "3", "activation": "tanh"},),
          opens={"heads": {"model": "random"}, "activation": {"model": "random"}}, translates=True),
     Page("encoder-decoder", ("src", "tgt"), "layer", "head", own=({"model": "bogus"},), link={"model": "random"}),
+    Page("lines", ("text",), "layer", "query", own=({"lines_heads": "1,99"},)),
+    Page("lines", ("src",), "layer", "query", link={"model": "translator"}, translates=True),
     Page("neurons", ("text",), "layer", "head", own=({"query": "999", "all_keys": "sometimes"},),
          opens={"all_keys": {"text": "word " * 60}}),
     Page("neurons", ("src",), "layer", "head", link={"model": "translator"}, translates=True),

@@ -41,6 +41,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("encoder-decoder", {"src": "我有一只猫" * 20}),  # a source longer than the positions, cut
     ("encoder-decoder", {"model": "random"}),
     ("encoder-decoder", {"model": "random", "tgt": ""}),  # a target is needed
+    ("lines", {"lines_heads": ""}), ("lines", {"lines_heads": "2", "text": "word " * 100}),
+    ("lines", {"model": "translator", "src": "我有一只猫"}),
     ("neurons", {"text": "word " * 60}), ("neurons", {"model": "translator", "src": "我有一只猫"}),
     ("embeddings", {"model": "random"}), ("embeddings", {"sents": "x\n" * 20}), ("embeddings", {"sents": ""}),
     ("embeddings", {"sents": "word " * 300}),  # past the pipeline's 256 tokens

@@ -1,0 +1,62 @@
+"""The line view (/lines) in AppTest: its lines are the run's own weights, a click on a token selects it as the query
+(its lines bright, its row outlined in the heatmap beside), the heads are chosen in the link; the downloads."""
+import csv
+import io
+
+import numpy as np
+import pytest
+from apptest_harness import charts, open_page
+
+from views import downloads
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.fixture
+def offered(monkeypatch) -> dict:
+    buttons = {}
+    real = downloads.button
+
+    def recording(label, build, file_name, mime, container=None):
+        buttons[label] = (file_name, build)
+        real(label, build, file_name, mime, container)
+
+    monkeypatch.setattr(downloads, "button", recording)
+    return buttons
+
+
+def attentions():
+    from views import models, runs
+
+    return runs.compute_run(models.Choice("minilm"), TEXT).attentions
+
+
+def test_the_lines_are_the_runs_weights_and_the_files_hold_them(offered):
+    at = open_page("lines", text=TEXT, layer="2", lines_heads="0,5", query="3")
+    assert not at.exception
+    lines, heat = (c.figure for c in charts(at))
+    assert lines["layout"]["title"]["text"] == "Layer 2: 2 heads, query 3: sat selected"
+    assert heat["layout"]["shapes"][0]["y0"] == 2.5  # row 3 outlined
+    maps = attentions()[2]
+    rows = list(csv.DictReader(io.StringIO(offered["Download the lines (CSV)"][1]().decode("utf-8")
+                                           .removeprefix(downloads.BOM))))
+    assert {r["head"] for r in rows} == {"0", "5"}
+    for r in rows:
+        assert float(r["weight"]) == pytest.approx(maps[int(r["head"]), int(r["query"]), int(r["key"])], abs=1e-7)
+    arrays = np.load(io.BytesIO(offered["Download the lines (NumPy .npz)"][1]()), allow_pickle=False)
+    assert arrays["heads"].tolist() == [0, 5] and int(arrays["layer"]) == 2
+
+
+def test_pick_query_reads_the_left_columns_point(monkeypatch):
+    import streamlit as st
+
+    from views.lines import pick_query
+
+    class Selection(dict):
+        __getattr__ = dict.__getitem__
+
+    state = {"lines": Selection(selection=Selection(points=[{"curve_number": 8, "point_index": 4},
+                                                            {"curve_number": 3, "point_index": 1}]))}
+    monkeypatch.setattr(st, "session_state", state)
+    pick_query(10)  # the left column is trace 10 - 2
+    assert state["query"] == 4

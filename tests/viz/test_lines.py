@@ -1,0 +1,40 @@
+"""The line view's lines: the strongest keys of each query, bounded in number, their weights the map's."""
+import numpy as np
+
+from viz.lines import MAX_SEGMENTS, lines_figure, lines_of
+
+
+def test_each_query_keeps_its_strongest_keys_within_the_bound():
+    rng = np.random.default_rng(0)
+    maps = rng.random((3, 50, 50)).astype(np.float32)
+    maps /= maps.sum(-1, keepdims=True)
+    drawn, k, share = lines_of(maps, [0, 2], max_segments=300, min_weight=0.0)
+    assert k == 3  # 300 lines / (50 queries x 2 heads)
+    assert sum(q.size for q, _k, _w in drawn.values()) <= 300
+    queries, keys, weights = drawn[2]
+    np.testing.assert_allclose(weights, maps[2][queries, keys])
+    for q in range(50):
+        assert set(keys[queries == q]) == set(np.argsort(-maps[2, q])[:3])
+    expected = np.sort(maps[[0, 2]], axis=-1)[..., -3:].sum() / 100
+    assert abs(share - expected) < 1e-5
+
+
+def test_weak_lines_are_left_out_and_512_tokens_stay_bounded():
+    maps = np.full((1, 4, 4), 0.25, dtype=np.float32)
+    maps[0, 0] = [0.97, 0.01, 0.01, 0.01]
+    drawn, _k, _share = lines_of(maps, [0], min_weight=0.02)
+    queries, keys, _w = drawn[0]
+    assert keys[queries == 0].tolist() == [0]  # the 0.01 lines are not drawn
+    big = np.full((12, 512, 512), 1 / 512, dtype=np.float32)
+    drawn, k, _share = lines_of(big, list(range(12)), min_weight=0.0)
+    assert k == 1 and sum(q.size for q, _k, _w in drawn.values()) == MAX_SEGMENTS  # ties too: exactly the bound
+
+
+def test_the_selected_querys_lines_are_drawn_bright_and_its_token_marked():
+    maps = np.eye(3, dtype=np.float32)[None]
+    drawn, _k, _share = lines_of(maps, [0])
+    fig = lines_figure(["a", "b", "<c>"], drawn, 1, "t")
+    bright = [tr for tr in fig.data if tr.line.width == 3]
+    assert len(bright) == 1 and list(bright[0].y) == [1, 1]
+    tokens = fig.data[-2]
+    assert list(tokens.text) == ["a", "b", "&lt;c&gt;"] and tokens.marker.color[1] == "#d62728"
