@@ -95,8 +95,9 @@ def loop_long_texts(url: str) -> None:
 
 
 @contextlib.contextmanager
-def busy_user(url: str):
-    proc = subprocess.Popen([sys.executable, __file__, "--loop", url])
+def busy_user(url: str, command: list[str] | None = None):
+    """While in the block: a second Chromium (another process) loading pages, by default this script's --loop."""
+    proc = subprocess.Popen(command or [sys.executable, __file__, "--loop", url])
     try:
         time.sleep(8)  # its first 512-token page is on its way
         yield

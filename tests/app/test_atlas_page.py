@@ -15,20 +15,6 @@ from views import downloads
 TEXT = "the cat sat on the mat"
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    """{label: (file name, build)} of the download buttons the page drew."""
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def run_of(text: str, model: str = "minilm"):
     from views import models, runs
 

@@ -14,19 +14,6 @@ from views.runs import Mask
 TEXT, TEXT2 = "the cat sat on the mat", "the big dog sat on the mat"
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def z(figure: dict) -> np.ndarray:
     value = figure["data"][0]["z"]
     return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(

@@ -15,19 +15,6 @@ from views.embeddings import MAX_SENTENCES
 SENTENCES = ["I have a cat", "I own a cat", "The weather is nice today"]
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def values(value) -> np.ndarray:
     if isinstance(value, dict):
         return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])

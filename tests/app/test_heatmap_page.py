@@ -4,12 +4,11 @@ import csv
 import io
 
 import numpy as np
-import pytest
 from apptest_harness import APP, TIMEOUT, charts, link_value
 from streamlit.testing.v1 import AppTest
 
 from model.showcase import SHOWCASE
-from views import downloads, head_chart
+from views import head_chart
 from views.chart import element_key
 from viz import wire
 
@@ -28,20 +27,6 @@ def move_chart(at: AppTest, **selection) -> AppTest:
     """What the chart's own sliders do in the browser: the selection in the component's state, then a rerun."""
     at.session_state[CHART_STATE] = {"selection": selection}
     return at.run()
-
-
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    """{label: (file name, build)} of the download buttons of the page's last run."""
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
 
 
 def maps_of(text: str) -> np.ndarray:

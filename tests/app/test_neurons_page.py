@@ -14,19 +14,6 @@ from views.neurons import KEYS_SHOWN
 TEXT = "the animal didn't cross the street because it was too tired"
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def z(trace: dict) -> np.ndarray:
     value = trace["z"]
     return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(

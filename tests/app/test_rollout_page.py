@@ -15,19 +15,6 @@ from views import downloads
 TEXT = "the cat sat on the mat"
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def array(value) -> np.ndarray:
     """A plotly value as numpy (a typed array, or a list)."""
     if isinstance(value, dict):

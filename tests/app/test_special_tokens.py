@@ -29,11 +29,7 @@ def test_hiding_drops_rows_and_columns_and_renormalising_rescales_rows():
 
 
 @pytest.mark.parametrize("mode", ["hide", "renorm"])
-def test_the_heatmap_hides_cls_and_sep(mode, monkeypatch):
-    buttons = {}
-    real = downloads.button
-    monkeypatch.setattr(downloads, "button", lambda label, build, *a, **k: (buttons.setdefault(label, build),
-                                                                           real(label, build, *a, **k)))
+def test_the_heatmap_hides_cls_and_sep(mode, offered):
     at = open_page("heatmap", text=TEXT, special=mode)
     assert not at.exception
     (chart,) = charts(at)
@@ -44,7 +40,7 @@ def test_the_heatmap_hides_cls_and_sep(mode, monkeypatch):
     assert chart.figure["data"][0]["y"][0] == "the" and len(chart.figure["data"][0]["y"]) == 6
     said = [c.value for c in at.caption if c.value.startswith("Hidden:")]
     assert len(said) == 1 and ("renormalised" in said[0]) == (mode == "renorm")
-    rows = list(csv.reader(io.StringIO(buttons["Download this map (CSV)"]().decode("utf-8")
+    rows = list(csv.reader(io.StringIO(offered["Download this map (CSV)"][1]().decode("utf-8")
                                        .removeprefix(downloads.BOM))))
     assert rows[0][1] == "0:the" and len(rows) == 7
 

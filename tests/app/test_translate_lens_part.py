@@ -13,19 +13,6 @@ from model.logit_lens import logit_lens
 from views import downloads
 
 
-@pytest.fixture
-def offered(monkeypatch) -> dict:
-    buttons = {}
-    real = downloads.button
-
-    def recording(label, build, file_name, mime, container=None):
-        buttons[label] = (file_name, build)
-        real(label, build, file_name, mime, container)
-
-    monkeypatch.setattr(downloads, "button", recording)
-    return buttons
-
-
 def expected(src: str, off=()):
     from model.translator import load_shipped
 
