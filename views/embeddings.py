@@ -63,6 +63,7 @@ def csv_of(sentences, similarity) -> bytes:
 
 def view(page: Page) -> None:
     raw = state.text(_("Sentences, one per line"), "sents", DEFAULT, MAX_CHARS, height=150,
+                     container=lecture.place() or st,
                      help=_("Up to {n} sentences. Each is read by the model as on the other pages.").format(
                          n=MAX_SENTENCES))
     sentences = sentences_of(raw)

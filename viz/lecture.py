@@ -36,6 +36,23 @@ def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
         axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
 
 
+def _thin_given(axis: dict, room_px: float) -> None:
+    """An axis that carries its own token labels (tickvals and ticktext, as the line view's columns): every k-th
+    where 20 px labels would overlap, and the axis title says so."""
+    values, texts = axis.get("tickvals"), axis.get("ticktext")
+    if not isinstance(texts, list | tuple) or not texts or not isinstance(texts[0], str) or values is None:
+        return
+    n = len(texts)
+    if n * LINE_PX <= room_px:
+        return
+    k = math.ceil(n * LINE_PX / max(room_px, LINE_PX))
+    axis["tickvals"], axis["ticktext"] = list(values)[::k], list(texts)[::k]
+    title = axis.get("title")
+    text = title.get("text", "") if isinstance(title, dict) else (title or "")
+    note = _("{n} tokens, one label in {k}").format(k=k, n=n)
+    axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
+
+
 def _labels(values) -> list:
     """A heatmap axis's token labels (strings), or [] for numbers (dimensions, positions: plotly spaces those)."""
     if not isinstance(values, list | tuple) or not values or not isinstance(values[0], str):
@@ -62,6 +79,8 @@ def for_projector(figure: dict, height: int) -> dict:
         axis["automargin"] = True
         if isinstance(axis.get("title"), dict):
             axis["title"] = {**axis["title"], "font": _font(axis["title"].get("font"), TICK_PX)}
+        if key.startswith("yaxis") and axis.get("tickmode") == "array":
+            _thin_given(axis, height - 150)
         layout[key] = axis
     for annotation in layout.get("annotations", []):
         annotation["font"] = _font(annotation.get("font"), TICK_PX)

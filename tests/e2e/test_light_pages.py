@@ -6,6 +6,7 @@ mouse is, from the plot area's box: so the test checks what a user sees, not our
 """
 import base64
 import json
+import math
 import re
 from urllib.parse import quote
 
@@ -66,7 +67,11 @@ def hover_cell(page, rows: int, cols: int, row: int, col: int) -> str:
     box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
     page.mouse.move(box["x"] - 40, box["y"] - 40)  # off the map first: the last cell's label goes away
     page.locator(".hoverlayer .hovertext").first.wait_for(state="detached", timeout=10_000)
-    page.mouse.move(box["x"] + (col + 0.5) * box["width"] / cols, box["y"] + (row + 0.5) * box["height"] / rows)
+    # the cell's centre, kept a pixel inside the plot: the browser rounds the mouse to whole pixels, and at 512 tokens
+    # the edge cells' centres are 0.8 px from the edge, which a fractional box can put outside the plot
+    x = min(max(box["x"] + (col + 0.5) * box["width"] / cols, math.ceil(box["x"]) + 1), box["x"] + box["width"] - 1)
+    y = min(max(box["y"] + (row + 0.5) * box["height"] / rows, math.ceil(box["y"]) + 1), box["y"] + box["height"] - 1)
+    page.mouse.move(x, y)
     label = page.locator(".hoverlayer .hovertext").first
     label.wait_for(timeout=10_000)
     return "\n".join(label.locator("tspan.line").all_text_contents())  # one tspan per line of the template
