@@ -8,7 +8,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.compare import Alignment, align, difference
-from views import downloads, lecture, state
+from views import downloads, lecture, special_tokens, state
 from views.chart import show_chart
 from views.frame import Page
 from views.markdown import code
@@ -56,10 +56,10 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
     return page.run, _("another layer or head")
 
 
-def npz_of(run_a: Run, run_b: Run, map_a, map_b, diff, alignment: Alignment) -> bytes:
+def npz_of(tokens_a, tokens_b, map_a, map_b, diff, alignment: Alignment) -> bytes:
     out = io.BytesIO()
-    np.savez_compressed(out, a=map_a, b=map_b, difference=diff, tokens_a=np.array(run_a.tokens, dtype=str),
-                        tokens_b=np.array(run_b.tokens, dtype=str), matched_a=alignment.a, matched_b=alignment.b)
+    np.savez_compressed(out, a=map_a, b=map_b, difference=diff, tokens_a=np.array(tokens_a, dtype=str),
+                        tokens_b=np.array(tokens_b, dtype=str), matched_a=alignment.a, matched_b=alignment.b)
     return out.getvalue()
 
 
@@ -79,24 +79,28 @@ def view(page: Page) -> None:
                                   container=right)
     else:
         layer_b, head_b = min(layer, run_b.num_layers - 1), min(head, run_b.num_heads - 1)
-    alignment = align(run_a.tokens, run_b.tokens)
-    t = len(run_a.tokens)
-    query = state.choice(_("Query row"), "query", range(t), 1 if t > 2 else 0, container=query_box,
-                         format_func=lambda i: token_label(run_a.tokens, i))
+    mode = special_tokens.choose(controls)  # under what B is
+    shown_a, shown_b = special_tokens.of(run_a, mode), special_tokens.of(run_b, mode)
+    tokens_a, tokens_b = shown_a.tokens(run_a.tokens), shown_b.tokens(run_b.tokens)  # positions below: among these
+    alignment = align(tokens_a, tokens_b)
+    t = len(tokens_a)
+    query = state.choice(_("Query row"), "query", range(t), 1 if t > 2 and not shown_a.hides else 0,
+                         container=query_box, format_func=lambda i: token_label(tokens_a, i))
     state.show_notices()
 
-    map_a, map_b = run_a.attentions[layer, head], run_b.attentions[layer_b, head_b]
+    map_a = shown_a.maps(run_a.attentions[layer, head])
+    map_b = shown_b.maps(run_b.attentions[layer_b, head_b])
     diff = difference(map_a, map_b, alignment)
     matched = {int(a): k for k, a in enumerate(alignment.a)}
     row_b = int(alignment.b[matched[query]]) if query in matched else None
-    tokens_a, tokens_b = long_text_labels(run_a.tokens), long_text_labels(run_b.tokens)
-    tokens_d = [tokens_a[i] for i in alignment.a]
+    labels_a, labels_b = long_text_labels(tokens_a), long_text_labels(tokens_b)
+    labels_d = [labels_a[i] for i in alignment.a]
     title_a = _("A: layer {layer}, head {head}").format(layer=layer, head=head)
     title_b = _("B ({what}): layer {layer}, head {head}").format(what=what, layer=layer_b, head=head_b)
     figures = {
-        "a": outlined(heatmap_spec(map_a, tokens_a, tokens_a, title=title_a), query, t),
-        "b": outlined(heatmap_spec(map_b, tokens_b, tokens_b, title=title_b), row_b, len(tokens_b)),
-        "difference": difference_spec(diff, tokens_d, tokens_d, _("B − A on the {m} tokens both have").format(
+        "a": outlined(heatmap_spec(map_a, labels_a, labels_a, title=title_a), query, t),
+        "b": outlined(heatmap_spec(map_b, labels_b, labels_b, title=title_b), row_b, len(labels_b)),
+        "difference": difference_spec(diff, labels_d, labels_d, _("B − A on the {m} tokens both have").format(
             m=alignment.size), matched.get(query)),
     }
     shown = list(figures)
@@ -108,21 +112,22 @@ def view(page: Page) -> None:
                                   n=MAX_TOKENS_FOR_ALL))]
     for place, name in zip(lecture.charts_row(len(shown)), shown):
         show_chart(figures[name], key=f"compare_{name}", container=place)
+    shown_a.say()
     if alignment.size < max(t, len(tokens_b)):
         st.caption(_("A has {a} tokens and B {b}; {m} of them are matched in order, and the difference is taken on "
                      "those rows and columns.").format(a=t, b=len(tokens_b), m=alignment.size))
     if row_b is None:
-        st.caption(_("The query {token} of A has no match in B.").format(token=code(token_label(run_a.tokens, query))))
+        st.caption(_("The query {token} of A has no match in B.").format(token=code(token_label(tokens_a, query))))
     else:
-        keys = [run_a.tokens[i] for i in alignment.a]
+        keys = [tokens_a[i] for i in alignment.a]
         row = probability_bars(map_a[query][alignment.a], keys, _("Row {token}: A and B over the keys both have")
-                               .format(token=html.escape(token_label(run_a.tokens, query), quote=False)),
+                               .format(token=html.escape(token_label(tokens_a, query), quote=False)),
                                compare=map_b[row_b][alignment.b], compare_name="B", name="A")
         show_chart(row, key="compare_row")
 
     downloads.button(_("Download A, B and B − A (NumPy .npz)"),
-                     lambda: npz_of(run_a, run_b, map_a, map_b, diff, alignment), "compare.npz",
+                     lambda: npz_of(tokens_a, tokens_b, map_a, map_b, diff, alignment), "compare.npz",
                      "application/octet-stream")
-    matched_tokens = [run_a.tokens[i] for i in alignment.a]
+    matched_tokens = [tokens_a[i] for i in alignment.a]
     downloads.button(_("Download B − A (CSV)"), lambda: downloads.head_csv(diff, matched_tokens),
                      "compare_difference.csv", "text/csv")

@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from locales import _, ngettext
-from views import downloads, lecture, state
+from views import downloads, lecture, special_tokens, state
 from views.chart import plotly, show_chart
 from views.frame import Page
 from views.pickers import first_head
@@ -27,44 +27,47 @@ def pick_query(figure_traces: int) -> None:
         st.session_state["query"] = int(points[0]["point_index"])
 
 
-def npz_of(run, layer: int, drawn: dict) -> bytes:
+def npz_of(tokens, layer: int, drawn: dict) -> bytes:
     out = io.BytesIO()
-    arrays = {"tokens": np.array(run.tokens, dtype=str), "layer": layer, "heads": np.array(sorted(drawn))}
+    arrays = {"tokens": np.array(tokens, dtype=str), "layer": layer, "heads": np.array(sorted(drawn))}
     for h, (queries, keys, weights) in drawn.items():
         arrays.update({f"head{h}_query": queries, f"head{h}_key": keys, f"head{h}_weight": weights})
     np.savez_compressed(out, **arrays)
     return out.getvalue()
 
 
-def csv_of(run, drawn: dict) -> bytes:
+def csv_of(tokens, drawn: dict) -> bytes:
     lines = [downloads.BOM + "head,query,query_token,key,key_token,weight"]
     for h, (queries, keys, weights) in sorted(drawn.items()):
-        lines += [f"{h},{q},{downloads.csv_cell(run.tokens[q])},{k},{downloads.csv_cell(run.tokens[k])},{w:.8g}"
+        lines += [f"{h},{q},{downloads.csv_cell(tokens[q])},{k},{downloads.csv_cell(tokens[k])},{w:.8g}"
                   for q, k, w in zip(queries.tolist(), keys.tolist(), weights.tolist())]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def view(page: Page) -> None:
     run = page.run
-    t = len(run.tokens)
     first = first_head(page.choice, run.num_layers, run.num_heads)
-    left, middle, right = lecture.controls([2, 4, 3])
+    left, middle, special, right = lecture.controls([2, 4, 4, 3])
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=left)
     heads = state.int_list(_("Heads"), "lines_heads", list(range(run.num_heads)),
                            lambda h: _("head {head}").format(head=h), container=middle,
                            default=tuple(range(run.num_heads)))
-    query = state.choice(_("Query token"), "query", range(t), 1 if t > 2 else 0, container=right,
-                         format_func=lambda i: token_label(run.tokens, i))
+    shown = special_tokens.switch(run, special)
+    tokens = shown.tokens(run.tokens)  # positions below are among the tokens shown
+    t = len(tokens)
+    query = state.choice(_("Query token"), "query", range(t), 1 if t > 2 and not shown.hides else 0, container=right,
+                         format_func=lambda i: token_label(tokens, i))
     state.show_notices()
     if not heads:
         st.info(_("Pick at least one head to draw its lines."))
         return
 
-    drawn, k, share = lines_of(run.attentions[layer], heads)
-    labels = long_text_labels(run.tokens)
+    maps = shown.maps(run.attentions[layer])  # (heads, T, T) as drawn
+    drawn, k, share = lines_of(maps, heads)
+    labels = long_text_labels(tokens)
     title = ngettext("Layer {layer}: {n} head, query {token} selected", "Layer {layer}: {n} heads, query {token} "
                      "selected", len(heads)).format(
-        layer=layer, n=len(heads), token=html.escape(token_label(run.tokens, query), quote=False))
+        layer=layer, n=len(heads), token=html.escape(token_label(tokens, query), quote=False))
     figure = lines_figure(labels, drawn, query, title)
     chart, beside = lecture.charts_row(2)
     plotly(figure, "lines", chart, key="lines", on_select=lambda: pick_query(len(figure.data)),
@@ -72,11 +75,12 @@ def view(page: Page) -> None:
     chart.caption(_("Lines: for each query and head, its {k} strongest keys with a weight of at least {w}; they carry "
                     "{share} of these heads' attention. Click a token on the left to select it.").format(
         k=k, w=MIN_WEIGHT, share=f"{share:.0%}"))
-    probs = run.attentions[layer, heads].mean(axis=0)
+    shown.say(chart)
+    probs = maps[heads].mean(axis=0)
     which = (_("Layer {layer}, head {head}").format(layer=layer, head=heads[0]) if len(heads) == 1 else
              _("Layer {layer}, mean of the {n} heads drawn").format(layer=layer, n=len(heads)))
     show_chart(outlined(heatmap_spec(probs, labels, labels, title=which), query, t), key="lines_map", container=beside)
 
-    downloads.button(_("Download the lines (NumPy .npz)"), lambda: npz_of(run, layer, drawn), "lines.npz",
+    downloads.button(_("Download the lines (NumPy .npz)"), lambda: npz_of(tokens, layer, drawn), "lines.npz",
                      "application/octet-stream")
-    downloads.button(_("Download the lines (CSV)"), lambda: csv_of(run, drawn), "lines.csv", "text/csv")
+    downloads.button(_("Download the lines (CSV)"), lambda: csv_of(tokens, drawn), "lines.csv", "text/csv")

@@ -7,7 +7,7 @@ renormalised over the keys that remain (each row sums to 1 again, the shares amo
 says which. The special tokens are the model's own (views.atlas.special_ids: by id, from its tokenizer), never
 guessed from the text.
 
-    shown = special_tokens.switch(run, container)
+    shown = special_tokens.switch(run, container)  # or of(run, choose(container)) for several runs
     maps, tokens = shown.maps(run.attentions), shown.tokens(run.tokens)
     shown.say()
 """
@@ -58,13 +58,17 @@ def special_positions(ids, special) -> np.ndarray:
     return np.isin(np.asarray(ids), [index for _text, index in (r for r in roles if r)])
 
 
-def switch(run, container=None) -> Shown:
-    """The switch (bound to ?special=); what is hidden, and how, in the result's note."""
-    mode = state.choice(_("Special tokens"), "special", list(MODES), "show", container=container or st,
+def choose(container=None) -> str:
+    """The switch (bound to ?special=): "show", "hide" or "renorm"."""
+    return state.choice(_("Special tokens"), "special", list(MODES), "show", container=container or st,
                         widget="segmented_control", format_func=lambda m: _(MODES[m]),
                         help=_("[CLS] and [SEP] often take most of a head's attention (an attention sink). Hide them "
                                "to see the rest of the map, with each row as the model computed it or renormalised "
                                "over the remaining keys."))
+
+
+def of(run, mode: str) -> Shown:
+    """What `mode` hides of a run, and how; the note says so."""
     special = special_positions(run.ids, run.special_tokens)
     if mode == "show" or not special.any() or special.all():
         return Shown(np.ones(len(run.ids), dtype=bool), False)
@@ -72,8 +76,13 @@ def switch(run, container=None) -> Shown:
     if mode == "renorm":
         note = _("Hidden: {tokens}. Each row is renormalised over the remaining keys, so it sums to 1 again: the "
                  "shares among the tokens shown.").format(tokens=names)
-    else:
-        kept = run.attentions[..., ~special, :][..., ~special].sum(-1).mean()
+    else:  # a row sums to 1: what the shown keys keep is 1 minus what the hidden ones take (no copy of the maps)
+        kept = 1.0 - float(run.attentions[..., special][..., ~special, :].sum(-1, dtype=np.float64).mean())
         note = _("Hidden: {tokens}. The rows are as the model computed them, so they sum to less than 1: on "
                  "average {share} is left for the tokens shown.").format(tokens=names, share=f"{kept:.0%}")
     return Shown(~special, mode == "renorm", note)
+
+
+def switch(run, container=None) -> Shown:
+    """The switch, and what it hides of `run`."""
+    return of(run, choose(container))

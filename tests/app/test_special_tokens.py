@@ -1,11 +1,11 @@
-"""The special tokens switch (?special=) on the heatmap and all-heads pages: hidden by the model's own ids, rows as
+"""The special tokens switch (?special=) on the heatmap, all-heads, line view and compare pages: hidden by the model's own ids, rows as
 computed or renormalised (and the page says which), the download is the map shown."""
 import csv
 import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
+from apptest_harness import charts, open_page, plotly_array
 
 from views import downloads
 from views.special_tokens import Shown
@@ -50,3 +50,36 @@ def test_all_heads_draws_the_maps_without_them():
     assert not at.exception
     assert any(c.value.startswith("6 tokens") for c in at.caption)
     assert any(c.value.startswith("Hidden:") for c in at.caption)
+
+
+@pytest.mark.parametrize("mode", ["hide", "renorm"])
+def test_the_line_view_draws_the_lines_among_the_tokens_shown(mode, offered):
+    at = open_page("lines", text=TEXT, layer="2", lines_heads="0,5", special=mode, query="0")
+    assert not at.exception
+    lines, heat = (c.figure for c in charts(at))
+    assert lines["layout"]["title"]["text"] == "Layer 2: 2 heads, query 0: the selected"  # [CLS] is not a query
+    assert lines["layout"]["yaxis2"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
+    inner = attentions()[2][:, 1:-1, 1:-1]
+    expected = inner / inner.sum(-1, keepdims=True) if mode == "renorm" else inner
+    np.testing.assert_allclose(plotly_array(heat["data"][0]["z"]), expected[[0, 5]].mean(0), atol=1e-6)
+    assert any(c.value.startswith("Hidden:") for c in at.caption)
+    rows = list(csv.DictReader(io.StringIO(offered["Download the lines (CSV)"][1]().decode("utf-8")
+                                           .removeprefix(downloads.BOM))))
+    assert {r["query_token"] for r in rows} <= {"the", "cat", "sat", "on", "mat"}
+    for r in rows:
+        assert float(r["weight"]) == pytest.approx(expected[int(r["head"]), int(r["query"]), int(r["key"])],
+                                                   abs=1e-6)
+
+
+def test_compare_hides_them_in_both_sentences_before_aligning():
+    second = "the big dog sat on the mat"
+    at = open_page("compare", text=TEXT, text2=second, layer="2", head="4", special="renorm", query="2")
+    assert not at.exception
+    a, b, diff, _row = (c.figure for c in charts(at))
+    inner_a, inner_b = attentions()[2, 4, 1:-1, 1:-1], attentions(second)[2, 4, 1:-1, 1:-1]
+    inner_a, inner_b = inner_a / inner_a.sum(-1, keepdims=True), inner_b / inner_b.sum(-1, keepdims=True)
+    np.testing.assert_allclose(plotly_array(a["data"][0]["z"]), inner_a, atol=1e-6)
+    np.testing.assert_allclose(plotly_array(b["data"][0]["z"]), inner_b, atol=1e-6)
+    assert a["data"][0]["y"][0] == "the" and len(diff["data"][0]["y"]) == 5  # the sat on the mat, matched
+    assert [f["layout"]["shapes"][0]["y0"] + 0.5 for f in (a, b)] == [2, 3]  # "sat": after "big dog" in B
+    assert any(c.value.startswith("Hidden:") and "renormalised" in c.value for c in at.caption)
