@@ -12,7 +12,7 @@ import streamlit as st
 from locales import _
 from model.masks import is_blocked
 from model.sources import RANDOM_KEY
-from views import downloads, lecture, state, translation
+from views import downloads, lecture, special_tokens, state, translation
 from views.chart import show_chart
 from views.frame import Page
 from views.memory import budget, cached
@@ -20,6 +20,7 @@ from views.model_thread import on_model_thread
 from views.models import Choice, model_key, resident
 from views.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, layer_head, pick, seq2seq_choice
 from views.runs import unknown_notice
+from views.special_tokens import special_positions
 from viz.attention import heatmap_spec
 
 DEFAULT_SRC, DEFAULT_TGT = SEQ2SEQ_TEXTS["random"]
@@ -36,6 +37,8 @@ class Seq2SeqRun:
     encoder_self: np.ndarray  # (layers, heads, S, S)
     decoder_self: np.ndarray  # (layers, heads, T, T), NaN where the causal mask blocks
     cross: np.ndarray  # (layers, heads, T, S): target queries over source keys
+    src_special: np.ndarray  # (S,) bool: the model's special tokens in the source (by id)
+    tgt_special: np.ndarray  # (T,) bool: and in the target (the translator's <bos>)
 
 
 def seq2seq_model(config):
@@ -62,14 +65,17 @@ def _blocked(layer) -> np.ndarray:
     return np.broadcast_to(is_blocked(mask.numpy()), layer.self_attn.probs.shape)[0, 0]
 
 
-def attentions(trace, src_tokens, tgt_tokens, src_total: int, tgt_total: int) -> Seq2SeqRun:
-    """The three attentions of a recorded encoder-decoder pass (model.trace.TransformerTrace, a batch of one)."""
+def attentions(trace, src_tokens, tgt_tokens, src_total: int, tgt_total: int, src_ids, tgt_ids,
+               special) -> Seq2SeqRun:
+    """The three attentions of a recorded encoder-decoder pass (model.trace.TransformerTrace, a batch of one); ids of
+    both texts as read, and the model's special tokens (model.facts.SpecialTokens)."""
     decoder = trace.decoder.layers
     decoder_self = _probs(decoder, "self_attn")
     decoder_self[:, :, _blocked(decoder[0])] = np.nan  # (layers, heads, T, T)
     return Seq2SeqRun(tuple(src_tokens), tuple(tgt_tokens), src_total, tgt_total,
                       _read_only(_probs(trace.encoder.layers, "self_attn")), _read_only(decoder_self),
-                      _read_only(_probs(decoder, "cross_attn")))
+                      _read_only(_probs(decoder, "cross_attn")), special_positions(np.ravel(src_ids), special),
+                      special_positions(np.ravel(tgt_ids), special))
 
 
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
@@ -82,7 +88,8 @@ def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
                                       source.input_ids.shape[1], target.input_ids.shape[1])
     with budget().room(need, spare=(model_key(Choice(RANDOM_KEY, config), True),)):
         _, trace = on_model_thread(partial(loaded.model, record=True), source.input_ids, target.input_ids)
-        return attentions(trace, source.tokens, target.tokens, source.total_tokens, target.total_tokens)
+        return attentions(trace, source.tokens, target.tokens, source.total_tokens, target.total_tokens,
+                          source.input_ids, target.input_ids, loaded.facts.special_tokens)
 
 
 def texts(translator: bool) -> tuple[str, str]:
@@ -187,18 +194,25 @@ def view(page: Page) -> None:
 
     col1, col2, col3 = lecture.controls([2, 2, 1])
     layer, head, mean = layer_head(config.num_layers, config.nhead, containers=(col1, col2, col3))
+    mode = special_tokens.choose(lecture.place() or st)
     state.show_notices()
     if decoded is not None:
         with st.sidebar if lecture.on() else st.container():
             translation.show_translation(run, decoded)
-    maps(run, config, layer, head, mean, translator)
+    maps(run, config, layer, head, mean, translator, mode)
 
 
-def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator: bool = False) -> None:
-    """Decoder self-attention and cross-attention, the encoder's for reference, the shapes, the download."""
+def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator: bool = False,
+         mode: str = "show") -> None:
+    """Decoder self-attention and cross-attention, the encoder's for reference, the shapes, the download; the
+    special tokens shown or hidden as `mode` says (special_tokens.MODES)."""
     which = (_("layer {layer}, mean of heads") if mean else _("layer {layer}, head {head}")).format(
         layer=layer, head=head)
-    S, T = len(run.src_tokens), len(run.tgt_tokens)
+    S, T = len(run.src_tokens), len(run.tgt_tokens)  # as the model read them (the shapes below)
+    src, tgt = run.src_special, run.tgt_special
+    decoder_self, cross, encoder_self = special_tokens.hidden(
+        mode, [(run.decoder_self, tgt, tgt), (run.cross, tgt, src), (run.encoder_self, src, src)],
+        [*zip(run.tgt_tokens, tgt), *zip(run.src_tokens, src)])
     source, target = ((_("Chinese character"), _("English word")) if translator
                       else (_("source token"), _("target token")))
     if translator:
@@ -211,13 +225,15 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
                    "start-of-sequence token.")
     left, right = st.columns(2)
     with left:
-        show_chart(heatmap_spec(pick(run.decoder_self, layer, head, mean), run.tgt_tokens, run.tgt_tokens,
+        show_chart(heatmap_spec(pick(decoder_self.maps(run.decoder_self), layer, head, mean),
+                                decoder_self.tokens(run.tgt_tokens), decoder_self.key_tokens(run.tgt_tokens),
                                 _("Decoder masked self-attention, {which}").format(which=which),
                                 keys=_("key: {token} (earlier)").format(token=target),
                                 queries=_("query: {token}").format(token=target)), key="decoder-self")
         st.caption(causal.format(T=T))
     with right:
-        show_chart(heatmap_spec(pick(run.cross, layer, head, mean), run.tgt_tokens, run.src_tokens,
+        show_chart(heatmap_spec(pick(cross.maps(run.cross), layer, head, mean), cross.tokens(run.tgt_tokens),
+                                cross.key_tokens(run.src_tokens),
                                 _("Cross-attention, {which}").format(which=which),
                                 keys=_("key: {token} (encoder output)").format(token=source),
                                 queries=_("query: {token}").format(token=target)), key="cross")
@@ -225,9 +241,11 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
                      "tokens (the encoder's output). No mask: every target token may look at the whole source.").format(
             T=T, S=S))
 
+    decoder_self.say()
     left, right = st.columns(2)
     with left:
-        show_chart(heatmap_spec(pick(run.encoder_self, layer, head, mean), run.src_tokens, run.src_tokens,
+        show_chart(heatmap_spec(pick(encoder_self.maps(run.encoder_self), layer, head, mean),
+                                encoder_self.tokens(run.src_tokens), encoder_self.key_tokens(run.src_tokens),
                                 _("Encoder self-attention, {which}").format(which=which),
                                 keys=_("key: {token}").format(token=source),
                                 queries=_("query: {token}").format(token=source)), key="encoder-self")

@@ -25,9 +25,10 @@ MODES = {"show": N_("Show"), "hide": N_("Hide"), "renorm": N_("Hide and renormal
 
 @dataclass(frozen=True)
 class Shown:
-    keep: np.ndarray  # (T,) bool: the positions drawn
+    keep: np.ndarray  # (T,) bool: the query positions drawn (and the keys', unless `keys` says otherwise)
     renormalise: bool
     note: str = ""  # what is hidden and how the rows are drawn ("" when nothing is hidden)
+    keys: np.ndarray | None = None  # (S,) bool: the key positions drawn, for a map whose keys are another text's
 
     def say(self, container=None) -> None:
         """The note, as a caption (by the chart)."""
@@ -35,21 +36,29 @@ class Shown:
             (container or st).caption(self.note)
 
     @property
+    def kept_keys(self) -> np.ndarray:
+        return self.keep if self.keys is None else self.keys
+
+    @property
     def hides(self) -> bool:
-        return not self.keep.all()
+        return not (self.keep.all() and self.kept_keys.all())
 
     def maps(self, maps: np.ndarray) -> np.ndarray:
-        """(..., T, T) -> (..., T', T') without the hidden queries and keys; rows renormalised if asked."""
+        """(..., T, S) -> (..., T', S') without the hidden queries and keys; rows renormalised if asked (a blocked
+        cell, NaN, stays a gap)."""
         if not self.hides:
             return maps
-        kept = np.asarray(maps)[..., self.keep, :][..., self.keep]
+        kept = np.asarray(maps)[..., self.keep, :][..., self.kept_keys]
         if not self.renormalise:
             return kept
-        total = kept.sum(-1, keepdims=True, dtype=np.float32)
+        total = np.nansum(kept, axis=-1, keepdims=True, dtype=np.float32)
         return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0).astype(np.float32)
 
     def tokens(self, tokens) -> tuple:
         return tuple(t for t, k in zip(tokens, self.keep) if k)
+
+    def key_tokens(self, tokens) -> tuple:
+        return tuple(t for t, k in zip(tokens, self.kept_keys) if k)
 
 
 def special_positions(ids, special) -> np.ndarray:
@@ -70,17 +79,28 @@ def choose(container=None) -> str:
 def of(run, mode: str) -> Shown:
     """What `mode` hides of a run, and how; the note says so."""
     special = special_positions(run.ids, run.special_tokens)
-    if mode == "show" or not special.any() or special.all():
-        return Shown(np.ones(len(run.ids), dtype=bool), False)
-    names = " ".join(sorted({code(t) for t, s in zip(run.tokens, special) if s}))
+    return hidden(mode, [(run.attentions, special, special)], zip(run.tokens, special))[0]
+
+
+def hidden(mode: str, parts, named) -> list[Shown]:
+    """What `mode` hides of each part: parts are (maps (..., T, S), queries (T,) bool, keys (S,) bool), True at a
+    special token (an encoder-decoder has three: its decoder's self-attention, the cross-attention, the encoder's);
+    named: (token, special) pairs, whose special ones the note names. One Shown per part, all with one note (its share
+    left: the mean over every row of every part). Nothing is hidden where a map would be left without a row."""
+    parts = list(parts)
+    if mode == "show" or not any(q.any() or k.any() for _m, q, k in parts) or any(
+            q.all() or k.all() for _m, q, k in parts):
+        return [Shown(np.ones(q.size, dtype=bool), False, keys=np.ones(k.size, dtype=bool)) for _m, q, k in parts]
+    names = " ".join(sorted({code(t) for t, s in named if s}))
     if mode == "renorm":
         note = _("Hidden: {tokens}. Each row is renormalised over the remaining keys, so it sums to 1 again: the "
                  "shares among the tokens shown.").format(tokens=names)
     else:  # a row sums to 1: what the shown keys keep is 1 minus what the hidden ones take (no copy of the maps)
-        kept = 1.0 - float(run.attentions[..., special][..., ~special, :].sum(-1, dtype=np.float64).mean())
+        taken = [np.nansum(np.asarray(m)[..., k][..., ~q, :], axis=-1, dtype=np.float64).ravel() for m, q, k in parts]
+        kept = 1.0 - float(np.concatenate(taken).mean())
         note = _("Hidden: {tokens}. The rows are as the model computed them, so they sum to less than 1: on "
                  "average {share} is left for the tokens shown.").format(tokens=names, share=f"{kept:.0%}")
-    return Shown(~special, mode == "renorm", note)
+    return [Shown(~q, mode == "renorm", note, keys=~k) for _m, q, k in parts]
 
 
 def switch(run, container=None) -> Shown:

@@ -54,7 +54,8 @@ def compute_run(src: str, tgt: str):
         tgt_ids = [BOS_ID, *ids][:model.max_positions]
         logits, trace = on_model_thread(partial(model, record=True), source.input_ids, torch.tensor([tgt_ids]))
     predicted = tuple(model.target.tokens[i] for i in logits[0].argmax(-1).tolist())
-    run = attentions(trace, source.tokens, (BOS, *words)[:len(tgt_ids)], source.total_tokens, len(words) + 1)
+    run = attentions(trace, source.tokens, (BOS, *words)[:len(tgt_ids)], source.total_tokens, len(words) + 1,
+                     source.input_ids, tgt_ids, loaded.facts.special_tokens)
     return run, Decoded(translation, predicted, source.unknown, unknown)
 
 

@@ -1,11 +1,11 @@
-"""The special tokens switch (?special=) on the heatmap, all-heads, line view and compare pages: hidden by the model's own ids, rows as
+"""The special tokens switch (?special=) on the heatmap, all-heads, line view, compare and encoder-decoder pages: hidden by the model's own ids, rows as
 computed or renormalised (and the page says which), the download is the map shown."""
 import csv
 import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page, plotly_array
+from apptest_harness import charts, figures, open_page, plotly_array
 
 from views import downloads
 from views.special_tokens import Shown
@@ -83,3 +83,30 @@ def test_compare_hides_them_in_both_sentences_before_aligning():
     assert a["data"][0]["y"][0] == "the" and len(diff["data"][0]["y"]) == 5  # the sat on the mat, matched
     assert [f["layout"]["shapes"][0]["y0"] + 0.5 for f in (a, b)] == [2, 3]  # "sat": after "big dog" in B
     assert any(c.value.startswith("Hidden:") and "renormalised" in c.value for c in at.caption)
+
+
+def test_the_random_encoder_decoder_hides_cls_and_sep_on_both_sides_and_keeps_the_causal_gaps():
+    at = open_page("encoder-decoder", model="random", src="Hello students", tgt="Bonjour", special="renorm")
+    assert not at.exception
+    full = open_page("encoder-decoder", model="random", src="Hello students", tgt="Bonjour")
+    decoder, cross, encoder = (f["data"][0] for f in figures(at))
+    decoder_all, cross_all, _encoder_all = (f["data"][0] for f in figures(full))
+    assert cross["x"] == encoder["x"] == ["hello", "students"] and "[CLS]" not in decoder["y"]
+    assert len(decoder["y"]) == len(decoder_all["y"]) - 2
+    inner = plotly_array(cross_all["z"])[1:-1, 1:-1]
+    np.testing.assert_allclose(plotly_array(cross["z"]), inner / inner.sum(-1, keepdims=True), atol=1e-6)
+    masked = plotly_array(decoder["z"])
+    n = masked.shape[0]
+    assert np.isnan(masked[np.triu_indices(n, 1)]).all()  # the later tokens are still gaps, not zeros
+    np.testing.assert_allclose(np.nansum(masked, -1), 1, atol=1e-6)
+    assert any(c.value.startswith("Hidden:") and "[CLS]" in c.value and "[SEP]" in c.value for c in at.caption)
+
+
+def test_the_translator_hides_bos_from_its_target():
+    at = open_page("encoder-decoder", src="我有一只猫", special="hide")
+    assert not at.exception
+    decoder, cross, encoder = (f["data"][0] for f in figures(at))
+    assert decoder["y"][0] != "<bos>" and "<bos>" not in cross["y"] and cross["x"] == encoder["x"]
+    assert len(cross["x"]) == 5  # the source has no special token: every character stays
+    said = [c.value for c in at.caption if c.value.startswith("Hidden:")]
+    assert len(said) == 1 and "<bos>" in said[0] and "left for the tokens shown" in said[0]
