@@ -114,6 +114,8 @@ def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
     page.wait_for_function("() => location.pathname.endsWith('/all-heads') && location.search.includes('head=2')"
                            " && location.search.includes('layer=1')", timeout=TIMEOUT)
     page.get_by_role("link", name=re.compile("Attention heatmap")).click()  # back: the heatmap starts there
+    # the heatmap's own chart and sliders, not the all-heads preview still on screen while the page changes
+    page.locator(".attnviz-heads").get_by_role("slider", name="Head", exact=True).wait_for(timeout=TIMEOUT)
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 2')", timeout=TIMEOUT)
     assert slider(page, "Head").input_value() == "2"
     slider(page, "Layer").press("ArrowRight")
