@@ -3,7 +3,8 @@
 For each page of the registry, as the guided tour opens it (its stop), in Debian's Chromium at a 1280x720
 viewport (a projector; 1920x1080 at 150 % zoom is the same 1280x720 CSS pixels, at device scale 1.5):
 - visible: the share of the page's first chart inside the viewport, without scrolling (1.00 = whole);
-- tick px: the smallest font size of its axis tick labels (token labels included), in CSS px;
+- tick px: the smallest font size of its axis tick labels and token labels (the line view's, drawn as text), in
+  CSS px;
 - top/bottom: where the chart starts and ends (px).
 Then, per page, the catalog coverage of its texts in Chinese (AppTest, tests/app/languages.py): the share of
 the texts it shows that come wholly from the catalog.
@@ -27,7 +28,8 @@ MEASURE = """(sel) => {
   const h = window.innerHeight, w = window.innerWidth;
   const across = Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
   const seen = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * across;
-  const sizes = [...chart.querySelectorAll('.xtick text, .ytick text, g[class^="xtick"] text, g[class^="ytick"] text')]
+  const sizes = [...chart.querySelectorAll('.xtick text, .ytick text, g[class^="xtick"] text, g[class^="ytick"] text, '
+                                           + '.scatterlayer .textpoint text')]
     .map(t => parseFloat(getComputedStyle(t).fontSize)).filter(x => x > 0);
   return {visible: seen / (r.width * r.height), tick: sizes.length ? Math.min(...sizes) : null,
           top: r.top, bottom: r.bottom, height: r.height};

@@ -36,21 +36,19 @@ def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
         axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
 
 
-def _thin_given(axis: dict, room_px: float) -> None:
-    """An axis that carries its own token labels (tickvals and ticktext, as the line view's columns): every k-th
-    where 20 px labels would overlap, and the axis title says so."""
-    values, texts = axis.get("tickvals"), axis.get("ticktext")
-    if not isinstance(texts, list | tuple) or not texts or not isinstance(texts[0], str) or values is None:
-        return
-    n = len(texts)
-    if n * LINE_PX <= room_px:
-        return
-    k = math.ceil(n * LINE_PX / max(room_px, LINE_PX))
-    axis["tickvals"], axis["ticktext"] = list(values)[::k], list(texts)[::k]
-    title = axis.get("title")
-    text = title.get("text", "") if isinstance(title, dict) else (title or "")
-    note = _("{n} tokens, one label in {k}").format(k=k, n=n)
-    axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
+def _thin_column(trace: dict, room_px: float) -> str | None:
+    """A column of token labels drawn as text (a trace marked meta.token_column: the line view's): every k-th label
+    where 20 px labels would overlap, the hover still naming every token; the note to put in the title, or None."""
+    text = trace.get("text")
+    if not isinstance(text, list | tuple) or len(text) * LINE_PX <= room_px:
+        return None
+    k = math.ceil(len(text) * LINE_PX / max(room_px, LINE_PX))
+    template = trace.get("hovertemplate")
+    if isinstance(template, str) and "%{text}" in template:  # the hover reads every label from customdata
+        trace["customdata"] = list(text)
+        trace["hovertemplate"] = template.replace("%{text}", "%{customdata}")
+    trace["text"] = [label if i % k == 0 else "" for i, label in enumerate(text)]
+    return _("{n} tokens, one label in {k}").format(k=k, n=len(text))
 
 
 def _labels(values) -> list:
@@ -79,8 +77,6 @@ def for_projector(figure: dict, height: int) -> dict:
         axis["automargin"] = True
         if isinstance(axis.get("title"), dict):
             axis["title"] = {**axis["title"], "font": _font(axis["title"].get("font"), TICK_PX)}
-        if key.startswith("yaxis") and axis.get("tickmode") == "array":
-            _thin_given(axis, height - 150)
         layout[key] = axis
     for annotation in layout.get("annotations", []):
         annotation["font"] = _font(annotation.get("font"), TICK_PX)
@@ -101,6 +97,10 @@ def for_projector(figure: dict, height: int) -> dict:
             _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
         if trace.get("type") == "bar" and _labels(trace.get("x")) and "tickvals" not in layout.get("xaxis", {}):
             _thin(layout.setdefault("xaxis", {}), _labels(trace.get("x")), BAR_ROOM_PX, name_axis=True)
+    notes = {_thin_column(trace, height - 150) for trace in data if (trace.get("meta") or {}).get("token_column")}
+    if notes - {None} and isinstance(layout.get("title"), dict):  # said once, in the title: the axes are hidden
+        title = layout["title"]
+        layout["title"] = {**title, "text": f"{title.get('text', '')} ({', '.join(sorted(notes - {None}))})"}
     if any(isinstance(a, dict) and a.get("side") == "top" for k, a in layout.items() if k.startswith("xaxis")):
         margin = layout.setdefault("margin", {})  # the title above the key labels and their axis title
         margin["t"] = max(margin.get("t") or 0, 160)

@@ -37,13 +37,8 @@ def test_the_selected_querys_lines_are_drawn_bright_and_its_token_marked():
     fig = lines_figure(["a", "b", "<c>"], drawn, 1, "t")
     bright = [tr for tr in fig.data if tr.line.width == 3]
     assert len(bright) == 1 and list(bright[0].y) == [1, 1]
-    queries, keys = fig.data[-2], fig.data[-1]  # the columns' dots: the left one is what a click selects
-    assert list(queries.x) == [0, 0, 0] and list(keys.x) == [1, 1, 1] and keys.yaxis == "y2"
-    assert queries.marker.color[1] == "#d62728" and list(queries.text) == ["a", "b", "&lt;c&gt;"]
-    left, right = fig.layout.yaxis, fig.layout.yaxis2  # the tokens are the two columns' tick labels, escaped
-    assert list(left.tickvals) == list(right.tickvals) == [0, 1, 2] and right.overlaying == "y"
-    assert list(right.ticktext) == ["a", "b", "&lt;c&gt;"]
-    assert left.ticktext[0] == "a" and "#d62728" in left.ticktext[1] and ">b<" in left.ticktext[1]
+    tokens = fig.data[-2]  # the left column: what a click selects
+    assert list(tokens.text) == ["a", "b", "&lt;c&gt;"] and tokens.marker.color[1] == "#d62728"
 
 
 def test_on_a_projector_the_token_columns_are_20_px_and_thinned_when_they_would_overlap():
@@ -51,8 +46,10 @@ def test_on_a_projector_the_token_columns_are_20_px_and_thinned_when_they_would_
     drawn, _k, _share = lines_of(maps, [0])
     short = for_projector(lines_figure(["a", "b", "c"], lines_of(maps[:, :3, :3] * 20, [0])[0], 0, "t").to_dict(),
                           480)
-    assert list(short["layout"]["yaxis"]["tickvals"]) == [0, 1, 2] and short["layout"]["yaxis"]["tickfont"]["size"] == 20
+    assert short["layout"]["font"]["size"] == 20 and list(short["data"][-2]["text"]) == ["a", "b", "c"]
+    assert short["layout"]["title"]["text"] == "t"
     long = for_projector(lines_figure([f"w{i}" for i in range(60)], drawn, 0, "t").to_dict(), 480)
-    for axis in ("yaxis", "yaxis2"):  # 330 px of room, 20 px a label: one in 4
-        assert long["layout"][axis]["tickvals"] == list(range(0, 60, 4)), axis
-        assert long["layout"][axis]["title"]["text"] == "60 tokens, one label in 4"
+    for column in long["data"][-2:]:  # 330 px of room, 20 px a label: one in 4, the hover still names each
+        assert [i for i, label in enumerate(column["text"]) if label] == list(range(0, 60, 4))
+        assert column["customdata"][5] == "w5" and "%{customdata}" in column["hovertemplate"]
+    assert long["layout"]["title"]["text"] == "t (60 tokens, one label in 4)"
