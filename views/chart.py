@@ -62,11 +62,12 @@ COMPONENT = "attnviz_chart"  # the components-v2 name of every chart element
 _mount = st.components.v2.component(COMPONENT, js=_loader(), isolate_styles=False)
 
 
-def pack(figure: dict, config: dict, heads: dict | None = None) -> bytes:
+def pack(figure: dict, config: dict, heads: dict | None = None, clicks: bool = False) -> bytes:
     """figure (plotly's dict: data, layout), config and heads (a chart's own sliders: views/head_chart.py) as chart.js
     reads them: a 4-byte little-endian length, that many bytes of JSON, then the raw bytes of each typed array, named
     in the JSON by {"at": offset, "bytes": n}. A typed array is plotly's (base64 "bdata") or raw bytes; one with
-    "units" is integers that chart.js divides by units (see viz/wire.py)."""
+    "units" is integers that chart.js divides by units (see viz/wire.py). clicks: the chart reports a click on a
+    point as its "click" state (show_chart's on_click)."""
     blobs: list[bytes] = []
     at = 0
 
@@ -86,6 +87,8 @@ def pack(figure: dict, config: dict, heads: dict | None = None) -> bytes:
     header = {"figure": binary(_wire_form(figure)), "config": config}
     if heads is not None:
         header["heads"] = binary(heads)
+    if clicks:
+        header["clicks"] = True
     header = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":")).encode()
     return b"".join([struct.pack("<I", len(header)), header, *blobs])
 
@@ -158,12 +161,25 @@ def element_key(key: str) -> str:
     return f"chart-{key}"
 
 
-def show_chart(figure, key: str, config: dict | None = None, container=None, lecture_height: int | None = None) -> None:
+def show_chart(figure, key: str, config: dict | None = None, container=None, lecture_height: int | None = None,
+               on_click=None) -> None:
     """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
-    SVG download); default chart_config(). lecture_height: its height in lecture mode (default lecture's)."""
+    SVG download); default chart_config(). lecture_height: its height in lecture mode (default lecture's). on_click:
+    called (before the rerun) when a point is clicked; clicked(key) says which."""
     figure = lecture.figure(figure.to_dict(), lecture_height)
-    show_payload(pack(figure, chart_config(key) if config is None else config), key, container)
+    payload = pack(figure, chart_config(key) if config is None else config, clicks=on_click is not None)
+    show_payload(payload, key, container, **({"on_click_change": on_click} if on_click is not None else {}))
+
+
+def clicked(key: str) -> tuple[int, int] | None:
+    """(trace, point) of the last click on the chart named `key` (show_chart's on_click), as the browser said it:
+    whatever a client sends is checked here for its types, and by the caller for its range."""
+    value = st.session_state.get(element_key(key))
+    click = value.get("click") if isinstance(value, dict) else None
+    if isinstance(click, dict) and type(click.get("curve")) is int and type(click.get("point")) is int:
+        return click["curve"], click["point"]
+    return None
 
 
 def plotly(figure, name: str | None = None, container=None, **kwargs) -> None:

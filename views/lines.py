@@ -1,5 +1,6 @@
 """The line view: one layer's heads as lines from each query (left) to its keys (right); click a token, or pick it,
 to bring out its lines and its row in the heatmap beside them."""
+import functools
 import html
 import io
 
@@ -8,7 +9,7 @@ import streamlit as st
 
 from locales import _, ngettext
 from views import downloads, lecture, special_tokens, state
-from views.chart import plotly, show_chart
+from views.chart import clicked, show_chart
 from views.frame import Page
 from views.pickers import first_head
 from viz.attention import heatmap_spec
@@ -19,12 +20,11 @@ from viz.lines import MIN_WEIGHT, lines_figure, lines_of
 TOKENS_CURVE = -2  # the left column of tokens is the figure's second trace from the end
 
 
-def pick_query(figure_traces: int) -> None:
-    """on_select: a click on a token of the left column selects it as the query."""
-    points = [p for p in st.session_state["lines"].selection.points
-              if p.get("curve_number") == figure_traces + TOKENS_CURVE]
-    if points:
-        st.session_state["query"] = int(points[0]["point_index"])
+def pick_query(figure_traces: int, tokens: int) -> None:
+    """on_click: a click on a token of the left column selects it as the query (a click elsewhere does nothing)."""
+    click = clicked("lines")
+    if click is not None and click[0] == figure_traces + TOKENS_CURVE and 0 <= click[1] < tokens:
+        st.session_state["query"] = click[1]
 
 
 def npz_of(tokens, layer: int, drawn: dict) -> bytes:
@@ -70,8 +70,7 @@ def view(page: Page) -> None:
         layer=layer, n=len(heads), token=html.escape(token_label(tokens, query), quote=False))
     figure = lines_figure(labels, drawn, query, title)
     chart, beside = lecture.charts_row(2)
-    plotly(figure, "lines", chart, key="lines", on_select=lambda: pick_query(len(figure.data)),
-           selection_mode="points")
+    show_chart(figure, key="lines", container=chart, on_click=functools.partial(pick_query, len(figure.data), t))
     chart.caption(_("Lines: for each query and head, its {k} strongest keys with a weight of at least {w}; they carry "
                     "{share} of these heads' attention. Click a token on the left to select it.").format(
         k=k, w=MIN_WEIGHT, share=f"{share:.0%}"))

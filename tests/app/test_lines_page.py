@@ -34,16 +34,19 @@ def test_the_lines_are_the_runs_weights_and_the_files_hold_them(offered):
     assert arrays["heads"].tolist() == [0, 5] and int(arrays["layer"]) == 2
 
 
-def test_pick_query_reads_the_left_columns_point(monkeypatch):
+def test_pick_query_takes_a_click_on_the_left_column_only_and_checks_it(monkeypatch):
     import streamlit as st
 
+    from views.chart import element_key
     from views.lines import pick_query
 
-    class Selection(dict):
-        __getattr__ = dict.__getitem__
-
-    state = {"lines": Selection(selection=Selection(points=[{"curve_number": 8, "point_index": 4},
-                                                            {"curve_number": 3, "point_index": 1}]))}
+    state = {}
     monkeypatch.setattr(st, "session_state", state)
-    pick_query(10)  # the left column is trace 10 - 2
-    assert state["query"] == 4
+    for click, query in (({"curve": 8, "point": 4, "at": 1}, 4),  # the left column is trace 10 - 2
+                         ({"curve": 3, "point": 1, "at": 2}, 4),  # a line, not a token: nothing
+                         ({"curve": 8, "point": 99, "at": 3}, 4),  # out of range (a forged message): nothing
+                         ({"curve": 8, "point": "2", "at": 4}, 4),  # not an int: nothing
+                         ({"curve": 8, "point": 0, "at": 5}, 0)):
+        state[element_key("lines")] = {"click": click}
+        pick_query(10, 6)
+        assert state["query"] == query, click

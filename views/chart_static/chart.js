@@ -136,6 +136,7 @@ async function drain(chart, parent) {
         const header = unpack(bytes);
         chart.figure = header.figure;
         chart.config = header.config;
+        chart.clicks = Boolean(header.clicks);
         if (header.heads || chart.heads) (await loadHeads()).show(chart, header.heads, parent);
       }
       chart.moved = false;
@@ -144,11 +145,24 @@ async function drain(chart, parent) {
       await plotly.react(chart.gd, chart.figure.data, themed(chart.figure.layout || {}, theme, chart.width),
                          chart.config);
       if (bytes) chart.shown = bytes;
+      if (chart.clicks && !chart.listening) listen(chart);
       chart.drawn?.();
     }
   } finally {
     chart.busy = false;
   }
+}
+
+// A chart whose payload asks for clicks (views/chart.py show_chart's on_click) says which point was clicked as its
+// "click" state; `at` makes a second click on the same point a change too (the server may have moved on since).
+function listen(chart) {
+  chart.listening = true;
+  chart.gd.on("plotly_click", (event) => {
+    const point = event && event.points && event.points[0];
+    if (point && chart.clicks) {
+      chart.setStateValue?.("click", {curve: point.curveNumber, point: point.pointIndex, at: Date.now()});
+    }
+  });
 }
 
 // Returns at once (the drawing goes on): Streamlit takes down a chart whose draw() returns after a newer payload.
