@@ -47,7 +47,8 @@ def csv_of(tokens, drawn: dict) -> bytes:
 def view(page: Page) -> None:
     run = page.run
     first = first_head(page.choice, run.num_layers, run.num_heads)
-    left, middle, special, right = lecture.controls([2, 4, 4, 3])
+    left, middle, right = lecture.controls([2, 4, 3])
+    special = lecture.place() or st.container()  # under the row: the switch is too wide for a column of it
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=left)
     heads = state.int_list(_("Heads"), "lines_heads", list(range(run.num_heads)),
                            lambda h: _("head {head}").format(head=h), container=middle,
