@@ -26,6 +26,7 @@ PAIRS = {"text": N_("Two sentences"), "model": N_("Two models"), "head": N_("Two
 MASKS = {"causal": N_("causal (no later token)")}
 MAX_TOKENS_FOR_ALL = 256  # above this, one of the three maps at a time (each is 0.5 MB at 512 tokens)
 SECOND_TEXT = "The animal didn't cross the road because it was too wide."
+SECOND_CHINESE = "我有一只狗"  # the translator's B: a sentence of its own language (../shared/TOY_LANGUAGE.md)
 
 
 def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
@@ -33,7 +34,11 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
     from model.sources import RANDOM_KEY, TRANSLATOR, RandomConfig
 
     if pair == "text":
-        text = state.text(_("Second sentence (B)"), "text2", SECOND_TEXT, MAX_TEXT_CHARS, container=controls, height=80)
+        label = _("Second sentence (B)")
+        if page.choice.key == "translator":  # its B is Chinese, kept apart (?src2=) as its A is (?src=)
+            text = state.text(label, "src2", SECOND_CHINESE, MAX_TEXT_CHARS, container=controls, height=80)
+        else:
+            text = state.text(label, "text2", SECOND_TEXT, MAX_TEXT_CHARS, container=controls, height=80)
         if not text.strip():
             st.info(_("Type a second sentence to compare with the first."))
             state.stop()
@@ -103,17 +108,20 @@ def view(page: Page) -> None:
         "difference": difference_spec(diff, labels_d, labels_d, _("B − A on the {m} tokens both have").format(
             m=alignment.size), matched.get(query)),
     }
+    if not alignment.size:  # nothing to subtract: no empty map, no empty file
+        del figures["difference"]
+        st.info(_("A and B have no token in common, so there is no difference to show. Give B some of A's words."))
     shown = list(figures)
     if max(t, len(tokens_b)) > MAX_TOKENS_FOR_ALL:
         names = {"a": _("A"), "b": _("B"), "difference": _("B − A")}
-        shown = [state.choice(_("Map"), "compare_map", list(figures), "difference", container=lecture.place() or st,
+        shown = [state.choice(_("Map"), "compare_map", list(figures), shown[-1], container=lecture.place() or st,
                               widget="segmented_control", format_func=lambda k: names[k],
                               help=_("Past {n} tokens one map at a time, so that the page stays light.").format(
                                   n=MAX_TOKENS_FOR_ALL))]
     for place, name in zip(lecture.charts_row(len(shown)), shown):
         show_chart(figures[name], key=f"compare_{name}", container=place)
     shown_a.say()
-    if alignment.size < max(t, len(tokens_b)):
+    if 0 < alignment.size < max(t, len(tokens_b)):
         st.caption(_("A has {a} tokens and B {b}; {m} of them are matched in order, and the difference is taken on "
                      "those rows and columns.").format(a=t, b=len(tokens_b), m=alignment.size))
     if row_b is None:
@@ -129,5 +137,6 @@ def view(page: Page) -> None:
                      lambda: npz_of(tokens_a, tokens_b, map_a, map_b, diff, alignment), "compare.npz",
                      "application/octet-stream")
     matched_tokens = [tokens_a[i] for i in alignment.a]
-    downloads.button(_("Download B − A (CSV)"), lambda: downloads.head_csv(diff, matched_tokens),
-                     "compare_difference.csv", "text/csv")
+    if alignment.size:
+        downloads.button(_("Download B − A (CSV)"), lambda: downloads.head_csv(diff, matched_tokens),
+                         "compare_difference.csv", "text/csv")

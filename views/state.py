@@ -114,7 +114,7 @@ LINK_KEYS = frozenset({
     "pad_to", "blocked", "mask_map", "off", "part", "step", "decode", "beam", "temperature", "top_k", "top_p", "draw",
     "pe_d", "pe_n", "pe_base", "pe_from", "pe_to", "pe_sim", "pe_dims", "snap", "tour", "lecture", "stage", "prop",
     "target", "all_keys", "sents", "sent",
-    "special", "lines_heads", "pair", "text2", "model2", "mask2", "layer2", "head2", "compare_map",
+    "special", "lines_heads", "pair", "text2", "src2", "model2", "mask2", "layer2", "head2", "compare_map",
 })
 _LINK_CHECKED = "_link_checked"
 

@@ -72,3 +72,27 @@ def test_the_difference_is_drawn_in_diverging_colours_centred_on_zero():
     diff = charts(open_page("compare", text=TEXT, text2=TEXT2))[2].figure["data"][0]
     assert diff["colorscale"][0][1] == "rgb(5,48,97)" and diff["colorscale"][-1][1] == "rgb(103,0,31)"  # blue..red
     assert diff["zmin"] == -diff["zmax"] > -1
+
+
+def test_the_translator_compares_two_chinese_sentences(offered):
+    at = open_page("compare", model="translator")
+    assert not at.exception
+    a, b, diff, _row = (c.figure for c in charts(at))
+    assert a["data"][0]["x"] == list("我有一只猫") and b["data"][0]["x"] == list("我有一只狗")  # its own language
+    assert len(diff["data"][0]["x"]) == 4  # 我有一只
+    assert "Download B − A (CSV)" in offered
+
+
+def test_two_sentences_without_a_common_token_say_so_and_offer_no_empty_file(offered):
+    at = open_page("compare", text="cats purr", text2="dogs bark")
+    assert not at.exception  # [CLS] and [SEP] are common: hidden, nothing is left in common
+    offered.clear()
+    at = open_page("compare", text="cats purr", text2="dogs bark", special="hide")
+    assert not at.exception
+    assert [c.figure["layout"]["title"]["text"] for c in charts(at)][:2] == [
+        "A: layer 3, head 1", "B (the second sentence): layer 3, head 1"]
+    assert len(charts(at)) == 2 and any("no token in common" in i.value for i in at.info)
+    assert "Download B − A (CSV)" not in offered and "Download A, B and B − A (NumPy .npz)" in offered
+    arrays = np.load(io.BytesIO(offered["Download A, B and B − A (NumPy .npz)"][1]()), allow_pickle=False)
+    n = len(charts(at)[0].figure["data"][0]["x"])  # A's tokens without [CLS] and [SEP]
+    assert arrays["difference"].shape == (0, 0) and arrays["a"].shape == (n, n)

@@ -72,7 +72,7 @@ PAGES = [
          own=({"pair": "twins"}, {"model2": "../x"}, {"mask2": "all"}, {"layer2": "99", "head2": "-1"}),
          opens={"model2": {"pair": "model"}, "mask2": {"pair": "mask"}, "layer2": {"pair": "head"},
                 "head2": {"pair": "head"}}),
-    Page("compare", ("src", "text2"), "layer", "head", link={"model": "translator"}, translates=True),
+    Page("compare", ("src", "src2"), "layer", "head", link={"model": "translator"}, translates=True),
     Page("embeddings", ("sents",), None, None, own=({"sent": "9"},)),
     Page("translate", ("src",), "layer", "head", translates=True, chinese_only=True,
          own=({"decode": "magic", "off": "cross.9.9", "part": "nowhere", "step": "-3"},

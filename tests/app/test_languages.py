@@ -48,7 +48,7 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("embeddings", {"sents": "word " * 300}),  # past the pipeline's 256 tokens
     ("compare", {"pair": "model"}), ("compare", {"pair": "head"}), ("compare", {"pair": "mask"}),
     ("compare", {"text2": ""}), ("compare", {"text": "word " * 300, "text2": "word " * 290}),
-    ("compare", {"model": "translator", "src": "我有一只猫", "text2": "我有一只狗"}),
+    ("compare", {"model": "translator", "src": "我有一只猫", "src2": "我有一只狗"}),
     ("compare", {"model": "translator", "pair": "model"}),
     ("atlas", {"prop": "same"}), ("atlas", {"model": "translator", "src": "我有一只猫"}),  # no special token
     ("atlas", {"prop": "bogus", "text": "word " * 300}),

@@ -4,8 +4,8 @@ Every file is named by page, model, layer and head (views/file_names.py), and a 
 mark, for Excel. Pages x model sources: the pretrained default, a random model with learned and with sinusoidal
 positions, a checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on
 the pages that offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell
-clicks every download button (CSV read back, .npz opened with allow_pickle=False, shapes checked against the model)
-and one chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
+clicks every download button (CSV read back, .npz opened with allow_pickle=False; on the pages whose files hold the
+model's trace or maps, their shapes checked against the model) and one chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
 """
 import csv
 import io
@@ -241,7 +241,10 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
     open_cell(page, dir_server, path, source)
     start = file_name_start(path, source)
 
+    opened = set()
+
     def clicked(label: str, *parts: str) -> Path:
+        opened.add(label)
         return check_name(click_download_button(page, label, tmp_path), start, *parts)
 
     if path == "heatmap":
@@ -257,8 +260,34 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
         check_seq2seq_npz(clicked("Download these attentions (NumPy .npz)", ".npz"), src, tgt, sizes)
     elif path == "translate":
         check_decoding_npz(clicked("Download this decoding (NumPy .npz)", ".npz"), sizes)
+    for label in download_labels(page):  # the rest of the page's files (the views': lines, neurons, atlas...)
+        if label not in opened:
+            check_any_file(clicked(label))
     check_chart_image(page, source.image, tmp_path, start)
     assert not page.errors, page.errors
+
+
+def download_labels(page) -> list[str]:
+    """The labels of the page's download buttons, in page order."""
+    buttons = page.locator('[data-testid="stDownloadButton"] button')
+    return [buttons.nth(i).inner_text().strip() for i in range(buttons.count())]
+
+
+def check_any_file(path: Path) -> None:
+    """A file a page offers, opened as its kind: a CSV with the byte order mark and one header and at least one row of
+    the same width; an .npz without pickle, every array numbers or strings."""
+    data = path.read_bytes()
+    assert data, path.name
+    if path.suffix == ".csv":
+        assert data.startswith(b"\xef\xbb\xbf"), (path.name, data[:16])
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+        assert len(rows) >= 2 and all(len(row) == len(rows[0]) for row in rows), path.name
+    else:
+        assert path.suffix == ".npz", path.name
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+        assert arrays and all(a.dtype.kind in "biufU" for a in arrays.values()), (path.name, {
+            name: a.dtype for name, a in arrays.items()})
 
 
 def check_decoding_npz(path: Path, sizes: tuple[int, int, int]) -> None:
