@@ -20,19 +20,28 @@ def _font(existing: dict | None, size: int) -> dict:
     return {**(existing or {}), "size": max(size, (existing or {}).get("size") or 0)}
 
 
+def _step(n: int, room_px: float) -> int:
+    """k: label every k-th of n tokens so that 20 px labels do not overlap in room_px (1: every one)."""
+    return 1 if n * LINE_PX <= room_px else math.ceil(n * LINE_PX / max(room_px, LINE_PX))
+
+
+def _said(n: int, k: int) -> str:
+    return _("{n} tokens, one label in {k}").format(k=k, n=n)
+
+
 def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
     """Every category of an axis labelled, or every k-th when all would overlap, and then the axis title says so."""
     n = len(labels)
     if n == 0:
         return
-    k = 1 if n * LINE_PX <= room_px else math.ceil(n * LINE_PX / max(room_px, LINE_PX))
+    k = _step(n, room_px)
     axis["tickmode"] = "array"
     axis["tickvals"] = labels[::k]
     axis["ticktext"] = labels[::k]  # every label given: plotly would otherwise drop some silently
     if name_axis and k > 1:
         title = axis.get("title")
         text = title.get("text", "") if isinstance(title, dict) else (title or "")
-        note = _("{n} tokens, one label in {k}").format(k=k, n=n)
+        note = _said(n, k)
         axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
 
 
@@ -40,15 +49,15 @@ def _thin_column(trace: dict, room_px: float) -> str | None:
     """A column of token labels drawn as text (a trace marked meta.token_column: the line view's): every k-th label
     where 20 px labels would overlap, the hover still naming every token; the note to put in the title, or None."""
     text = trace.get("text")
-    if not isinstance(text, list | tuple) or len(text) * LINE_PX <= room_px:
+    k = _step(len(text), room_px) if isinstance(text, list | tuple) else 1
+    if k == 1:
         return None
-    k = math.ceil(len(text) * LINE_PX / max(room_px, LINE_PX))
     template = trace.get("hovertemplate")
     if isinstance(template, str) and "%{text}" in template:  # the hover reads every label from customdata
         trace["customdata"] = list(text)
         trace["hovertemplate"] = template.replace("%{text}", "%{customdata}")
     trace["text"] = [label if i % k == 0 else "" for i, label in enumerate(text)]
-    return _("{n} tokens, one label in {k}").format(k=k, n=len(text))
+    return _said(len(text), k)
 
 
 def _labels(values) -> list:
