@@ -85,7 +85,8 @@ def view(page: Page) -> None:
     else:
         layer_b, head_b = min(layer, run_b.num_layers - 1), min(head, run_b.num_heads - 1)
     mode = special_tokens.choose(controls)  # under what B is
-    shown_a, shown_b = special_tokens.of(run_a, mode), special_tokens.of(run_b, mode)
+    shown_a = special_tokens.of(run_a, mode)
+    shown_b = shown_a if run_b is run_a else special_tokens.of(run_b, mode)  # two heads of one run: once
     tokens_a, tokens_b = shown_a.tokens(run_a.tokens), shown_b.tokens(run_b.tokens)  # positions below: among these
     alignment = align(tokens_a, tokens_b)
     t = len(tokens_a)
