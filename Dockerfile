@@ -78,6 +78,7 @@ COPY .streamlit ./.streamlit
 COPY model ./model
 COPY viz ./viz
 COPY views ./views
+COPY runtime ./runtime
 COPY training ./training
 COPY locales ./locales
 

@@ -1,9 +1,11 @@
-"""Entry point: page config and the navigation over the page registry (views/registry.py); pages live in views/."""
+"""Entry point: page config and the navigation over the page registry (views/shell/registry.py); pages live in
+views/."""
 import plotly.io as pio
 import streamlit as st
 
 from locales import _
-from views import frame, language, lecture, lone_surrogates, navigation, registry, state
+from views.shell import frame, language, lecture, link_check, lone_surrogates, navigation, registry
+from views.widgets import state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
@@ -19,7 +21,7 @@ def main(start: str | None = None) -> None:
         for spec in registry.PAGES])
     lone_surrogates.replace_in_the_browser()
     with state.url_writes():  # one URL message per run, not one per widget
-        state.check_link()
+        link_check.check_link()
         language.switch(lang)
         lecture.toggle()
         lecture.style()

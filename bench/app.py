@@ -20,20 +20,14 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.servers import chromium, spawn  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
+from harness.texts import sentence  # noqa: E402
 
 MODELS = {
     "minilm": {"model": "minilm"},
     "bert-base": {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"},
 }
 PAGES = ["", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder"]
-WORDS = ("the quick brown fox jumps over a lazy dog while students watch attention heads learn "
-         "which words matter most in every sentence they read").split()
-
-
-def sentence(tokens: int) -> str:
-    """A text of about `tokens` word-piece tokens ([CLS] and [SEP] included) for the MiniLM vocabulary."""
-    return " ".join(WORDS[i % len(WORDS)] for i in range(tokens - 2))
 
 
 SCRIPT_RUNS: list[float] = []  # seconds of each page-script execution, timed inside Streamlit's script thread
@@ -58,7 +52,7 @@ def time_script_runs() -> None:
 def server_side(model: str, length: int) -> dict:
     from streamlit.testing.v1 import AppTest
 
-    from views import memory, models, runs
+    from runtime import memory, models, runs
 
     params = {**MODELS[model], "text": sentence(length)}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
@@ -66,7 +60,7 @@ def server_side(model: str, length: int) -> dict:
         at.query_params[k] = v
     at.run()
     assert not at.exception, at.exception
-    from model.sources import RandomConfig
+    from model.loading.sources import RandomConfig
 
     config = None
     if params["model"] == "random":

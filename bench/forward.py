@@ -21,7 +21,7 @@ import transformers
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.bert import BertModel  # noqa: E402
 from model.fast import accelerate  # noqa: E402
-from model.sources import packaged_model_dir  # noqa: E402
+from model.loading.sources import packaged_model_dir  # noqa: E402
 
 
 def models():

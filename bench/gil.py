@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.timing import cpu_ms  # noqa: E402
 from model.bert import BertModel  # noqa: E402
 from model.compiled import CompiledPass  # noqa: E402
-from model.sources import packaged_model_dir  # noqa: E402
+from model.loading.sources import packaged_model_dir  # noqa: E402
 
 
 class Busy:

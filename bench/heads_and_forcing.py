@@ -1,9 +1,9 @@
 """The Translate page's "Switch heads off" and "Teacher forcing" parts: what they cost on the server.
 
-1. Scoring: the exact match of the 200 fixed held-out sentences (model.ablation.score: one batched greedy decoding)
-   with no head off, cross.1.3 off, every cross head off, every decoder self head off; rounds in rotating order,
-   median ms. Then its memory: the peak (VmHWM) of a fresh process scoring the longest-running set, beside
-   model.ablation.scoring_bytes, the room the page makes in the budget first.
+1. Scoring: the exact match of the 200 fixed held-out sentences (model.translator.ablation.score: one batched greedy
+   decoding) with no head off, cross.1.3 off, every cross head off, every decoder self head off; rounds in rotating
+   order, median ms. Then its memory: the peak (VmHWM) of a fresh process scoring the longest-running set, beside
+   model.translator.ablation.scoring_bytes, the room the page makes in the budget first.
 2. The ranking: every single head and set (33), uncached, as the page computes it once per process.
 3. Server time of a rerun (Streamlit's script run, timed inside its thread, in AppTest): the heads part with its
    scores cached and with a set of heads not yet scored; the teacher-forcing part after a snapshot change (first
@@ -33,12 +33,11 @@ def median_ms(times) -> str:
 def scoring(rounds: int) -> None:
     import torch
 
-    from model import ablation
-    from model.translator import load_shipped
-    from training import language
+    from model.translator import ablation, load_shipped
+    from training import toy_language
 
     model = load_shipped()
-    sentences = language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
+    sentences = toy_language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
     src, expected = ablation.sources_of(model, [s.chinese() for s in sentences]), [s.english() for s in sentences]
     sets = {"none": (), "cross.1.3": (("cross", 1, 3),),
             "every cross head": tuple(("cross", ly, h) for ly in range(2) for h in range(4)),
@@ -78,11 +77,11 @@ PEAK = textwrap.dedent("""
     torch.set_num_threads({threads})
     from model import ablation
     from model.translator import load_shipped
-    from training import language
+    from training import toy_language
     def hwm():
         return int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1]) * 1024
     model = load_shipped()
-    sentences = language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
+    sentences = toy_language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
     src = ablation.sources_of(model, [s.chinese() for s in sentences])
     expected = [s.english() for s in sentences]
     ablation.score(model, src[:2], expected[:2])  # torch's first-call allocations, outside the measure
@@ -161,7 +160,7 @@ def page_bytes(quiet: float = 2.0) -> None:
     """Bytes of websocket frames a real Chromium receives for one load of each part (static files, cached by a
     browser, not counted), after a first visit that warmed the server (model loaded, ranking computed)."""
     from bench.page_bytes import kind_of
-    from bench.servers import chromium, spawn
+    from harness.servers import chromium, spawn
 
     def load(browser, url: str) -> int:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})

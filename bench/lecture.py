@@ -6,7 +6,7 @@ viewport (a projector; 1920x1080 at 150 % zoom is the same 1280x720 CSS pixels, 
 - tick px: the smallest font size of its axis tick labels and token labels (the line view's, drawn as text), in
   CSS px;
 - top/bottom: where the chart starts and ends (px).
-Then, per page, the catalog coverage of its texts in Chinese (AppTest, tests/app/languages.py): the share of
+Then, per page, the catalog coverage of its texts in Chinese (AppTest, harness/catalog.py): the share of
 the texts it shows that come wholly from the catalog.
 
     .venv/bin/python bench/lecture.py [--lecture 0|1] [--lang zh] [--scale 1 1.5]
@@ -18,30 +18,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.servers import chromium, spawn  # noqa: E402
-
-CHART = '[data-testid="stMain"] .js-plotly-plot'
-MEASURE = """(sel) => {
-  const chart = document.querySelector(sel);
-  if (!chart) return null;
-  const r = chart.getBoundingClientRect();
-  const h = window.innerHeight, w = window.innerWidth;
-  const across = Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
-  const seen = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * across;
-  const sizes = [...chart.querySelectorAll('.xtick text, .ytick text, g[class^="xtick"] text, g[class^="ytick"] text, '
-                                           + '.scatterlayer .textpoint text')]
-    .map(t => parseFloat(getComputedStyle(t).fontSize)).filter(x => x > 0);
-  return {visible: seen / (r.width * r.height), tick: sizes.length ? Math.min(...sizes) : null,
-          top: r.top, bottom: r.bottom, height: r.height};
-}"""
-
-
-def pages() -> list[tuple[str, dict]]:
-    """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar)."""
-    from views import registry, tour
-
-    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour.STOPS, start=1)}
-    return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
+from harness.projector import CHART, MEASURE, pages  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
 
 
 def measure(lecture: str, lang: str, scales: list[float]) -> list[dict]:
@@ -70,8 +48,8 @@ def coverage(lang: str) -> dict[str, tuple[int, int]]:
     import pytest
     from streamlit.testing.v1 import AppTest
 
-    from tests.app.apptest_harness import _app_starting_at
-    from tests.app.languages import data_words, marked_chinese, shown_texts, unmarked
+    from harness.apptest import _app_starting_at
+    from harness.catalog import data_words, marked_chinese, shown_texts, unmarked
 
     out = {}
     with pytest.MonkeyPatch.context() as mp, marked_chinese(mp):

@@ -5,8 +5,8 @@ much it slows another student's slider, beside a student looping 512-token heatm
     .venv/bin/python bench/live_training.py --runs 0         # only the slider latency
     .venv/bin/python bench/live_training.py --rounds 0       # only the wall time
 
-Wall time: training.live.LiveTraining run to the end in this process (as the server runs it: a child process, one
-torch thread, nice 10), with the child's peak RSS and CPU.
+Wall time: runtime.live_training.LiveTraining run to the end in this process (as the server runs it: a child process,
+one torch thread, nice 10), with the child's peak RSS and CPU.
 
 Slider latency: one server (`streamlit run app.py`, ATTNVIZ_TORCH_THREADS=1 as in the image); a student moves the
 heatmap's layer slider (default sentence, cached pass) --moves times, 0.25 s apart, under four conditions (five
@@ -34,15 +34,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from bench.load_meter import CLK_TCK, cpu_seconds, rss_bytes  # noqa: E402
-from bench.load_protocol import Session  # noqa: E402
-from bench.load_student import WORDS  # noqa: E402
-from bench.load_widgets import Widget  # noqa: E402
-from bench.servers import spawn  # noqa: E402
+from harness.servers import spawn  # noqa: E402
+from harness.students.meter import CLK_TCK, cpu_seconds, rss_bytes  # noqa: E402
+from harness.students.protocol import Session  # noqa: E402
+from harness.students.student import WORDS  # noqa: E402
+from harness.students.widgets import Widget  # noqa: E402
 
 THINK = 0.25  # s between the measured student's slider moves
-POLL = 1.0  # s between the lecturer's polls (views.translate_live.POLL_SECONDS)
-WATCH = 2.0  # s between the other watchers' polls (views.translate_live.WATCH_SECONDS)
+POLL = 1.0  # s between the lecturer's polls (views.translate.live.POLL_SECONDS)
+WATCH = 2.0  # s between the other watchers' polls (views.translate.live.WATCH_SECONDS)
 
 
 def own_cpu(pid: int) -> float:
@@ -56,7 +56,7 @@ def own_cpu(pid: int) -> float:
 
 # ---------------------------------------------------------------- wall time
 def wall_time(runs: int) -> list[dict]:
-    from training.live import FINISHED, RUNNING, LiveTraining
+    from runtime.live_training import FINISHED, RUNNING, LiveTraining
 
     found = []
     for run_index in range(runs):
@@ -176,7 +176,7 @@ async def heavy_condition(url: str, moves: int, rng: random.Random) -> list[floa
 async def snapshot_moves(url: str) -> list[dict]:
     """Watch it learn: the snapshot slider through every snapshot, twice (the first time each snapshot's model is
     built and the sentence decoded; the second time both are in the budget)."""
-    from model.snapshots import snapshot_steps
+    from model.translator.snapshots import snapshot_steps
 
     steps = snapshot_steps()
     student = Session(url)

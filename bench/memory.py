@@ -3,7 +3,8 @@ opened one after another in Chromium (the hostile case of issue 16: each link bu
 
     python -m bench.memory                       # 12 links: seeds 1-8 on the heatmap, 9-12 on encoder-decoder
     python -m bench.memory --links 20 --env ATTNVIZ_CACHE_MB=600
-    python -m bench.memory --passes              # one pass per process: its measured peak beside model.footprint's
+    python -m bench.memory --passes              # one pass per process: its measured peak beside
+    model.loading.footprint's
 
 Prints the server's RSS before the first link, after each link, its peak (the kernel's VmHWM: what a pod's memory
 limit is checked against) and at the end; and whether each page drew its chart or said why not.
@@ -15,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.servers import ROOT, chromium, spawn
+from harness.servers import ROOT, chromium, spawn
 
 PASSES = [("encoder", 12, 12, 768, 3072), ("encoder", 12, 16, 768, 3072), ("encoder", 12, 1, 768, 3072),
           ("encoder", 2, 4, 128, 512), ("encoder", 1, 1, 32, 64), ("encoder-decoder", 12, 16, 768, 3072),
@@ -52,9 +53,9 @@ def one_pass(kind: str, layers: int, heads: int, d_model: int, d_ff: int, tokens
     import numpy as np
     import torch
 
-    from model.footprint import encoder_decoder_pass_bytes, encoder_pass_bytes
-    from model.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
-    from views.cache import release_freed_memory
+    from model.loading.footprint import encoder_decoder_pass_bytes, encoder_pass_bytes
+    from model.loading.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
+    from runtime.heap import release_freed_memory
 
     config, ids = RandomConfig(d_model, heads, layers, d_ff), torch.full((1, tokens), 1996)
     model = (load_encoder_decoder(config) if kind == "encoder-decoder" else load(find_source(RANDOM_KEY), config)).model
@@ -88,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--links", type=int, default=12)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server (repeatable)")
-    parser.add_argument("--passes", action="store_true", help="measure single passes against model.footprint")
+    parser.add_argument("--passes", action="store_true", help="measure single passes against model.loading.footprint")
     parser.add_argument("--one-pass", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_pass:

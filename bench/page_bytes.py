@@ -21,8 +21,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.app import sentence  # noqa: E402
-from bench.servers import chromium, spawn  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
+from harness.texts import sentence  # noqa: E402
 
 PAGES = ["heatmap", "all-heads", "softmax", "steps", "masks", "positional", "architecture", "encoder-decoder", "atlas",
          "rollout"]

@@ -1,11 +1,11 @@
 """From a key press on the head slider to the repainted chart, in real Chromium: alone, and beside a busy user.
 
 The heatmap page with the default sentence (or --tokens N); the Head slider is focused and ArrowRight or ArrowLeft
-pressed (head 0 -> 1 -> 0 ...): the chart's own slider (views/head_chart.py, a short text), else Streamlit's (a long
-text, and checkouts from before the chart had its own). In the page, a keydown listener (capture phase) stamps the press, and a
-MutationObserver watches the chart's title, which names the head ("Layer 0, head 1"): plotly redraws the title and
-the map in the same synchronous Plotly.react call, so the title's new text means the new map is in the DOM. The
-observer then waits for the next animation frame and a message posted from it: that runs after the browser has
+pressed (head 0 -> 1 -> 0 ...): the chart's own slider (views/charts/head_chart.py, a short text), else Streamlit's (a
+long text, and checkouts from before the chart had its own). In the page, a keydown listener (capture phase) stamps the
+press, and a MutationObserver watches the chart's title, which names the head ("Layer 0, head 1"): plotly redraws the
+title and the map in the same synchronous Plotly.react call, so the title's new text means the new map is in the DOM.
+The observer then waits for the next animation frame and a message posted from it: that runs after the browser has
 painted the frame. Repaint time = that moment minus the key press, both on the page's own clock
 (performance.now()), so no round trip to the test process is counted.
 
@@ -27,8 +27,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.app import WORDS, sentence  # noqa: E402
-from bench.servers import chromium, spawn  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
+from harness.texts import WORDS, sentence  # noqa: E402
 
 CHART = ".js-plotly-plot .main-svg"
 WATCH = """() => {
@@ -50,7 +50,8 @@ WATCH = """() => {
 
 
 def head_slider(page):
-    """The Head slider: the chart's own (views/head_chart.py), or Streamlit's (the server path, and older checkouts)."""
+    """The Head slider: the chart's own (views/charts/head_chart.py), or Streamlit's (the server path, and older
+    checkouts)."""
     own = page.locator(".attnviz-heads").get_by_role("slider", name="Head")
     streamlits = page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
     return own if own.count() else streamlits

@@ -23,10 +23,10 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.app import WORDS, sentence  # noqa: E402
 from bench.page_bytes import kind_of  # noqa: E402
 from bench.repaint import busy_user, repaint_times  # noqa: E402
-from bench.servers import chromium, spawn  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
+from harness.texts import WORDS, sentence  # noqa: E402
 
 CHART = ".js-plotly-plot .main-svg"
 REFERENCE = "heatmap"
@@ -146,8 +146,9 @@ def main() -> None:
         print("\n| the other user loops (512 tokens, new text each time) | head move on the heatmap (64 tokens, a "
               "rerun): median (ms) | p75 (ms) | max (ms) |")
         print("|---|---:|---:|---:|")
-        # 64 tokens: too many for the maps to go with the page (views/head_chart.py), so each head move is a rerun
-        # on the server, where the other user's work competes; at head 0: repaint_times moves between heads 0 and 1
+        # 64 tokens: too many for the maps to go with the page (views/charts/head_chart.py), so each head move is a
+        # rerun on the server, where the other user's work competes; at head 0: repaint_times moves between heads 0 and
+        # 1
         heatmap = f"{url_of(url, REFERENCE, sentence(64))}&layer=0&head=0"
         repaint_times(browser, heatmap, 2)
         for view in [None, REFERENCE, *[v for v in args.views if v != REFERENCE]]:

@@ -18,12 +18,13 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.repaint import head_slider  # noqa: E402
-from bench.servers import chromium, spawn  # noqa: E402
+from harness.servers import chromium, spawn  # noqa: E402
 
 BERT_BASE = {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"}
 CHART = ".js-plotly-plot .main-svg"
 LONG_TASKS = """() => { window.__long = []; new PerformanceObserver(list => {
-    for (const e of list.getEntries()) window.__long.push(e.duration); }).observe({type: 'longtask', buffered: true}); }"""
+    for (const e of list.getEntries()) window.__long.push(e.duration); }).observe({type: 'longtask', buffered: true});
+    }"""
 
 
 def text_of(tokens: int) -> str:
@@ -41,7 +42,8 @@ def measure(browser, url: str, path: str, tokens: int, moves: int) -> dict:
     page.evaluate(LONG_TASKS)
     page.wait_for_timeout(2000)
     load_tasks = page.evaluate("() => window.__long.splice(0)")
-    thumb = head_slider(page)  # Streamlit's at 512 tokens; the chart's own for a short text (views/head_chart.py)
+    # Streamlit's at 512 tokens; the chart's own for a short text (views/charts/head_chart.py)
+    thumb = head_slider(page)
     times = []
     for head in range(1, moves + 1):
         start = time.perf_counter()
@@ -52,7 +54,8 @@ def measure(browser, url: str, path: str, tokens: int, moves: int) -> dict:
     move_tasks = page.evaluate("() => window.__long.splice(0)")
     context.close()
     return {"drawn": drawn, "load_long_ms": sum(load_tasks), "load_max_ms": max(load_tasks, default=0),
-            "move_s": statistics.median(times), "move_max_s": max(times), "move_max_task_ms": max(move_tasks, default=0)}
+            "move_s": statistics.median(times), "move_max_s": max(times),
+            "move_max_task_ms": max(move_tasks, default=0)}
 
 
 def main():

@@ -1,4 +1,4 @@
-"""Which head of all-MiniLM-L6-v2 best shows `it` attending to what it refers to (model/showcase.py's probes).
+"""Which head of all-MiniLM-L6-v2 best shows `it` attending to what it refers to (model/analysis/showcase.py's probes).
 
     .venv/bin/python bench/showcase_head.py
 
@@ -12,14 +12,14 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from model.showcase import PROBES, SHOWCASE, best_head, pronoun_attention  # noqa: E402
+from model.analysis.showcase import PROBES, SHOWCASE, best_head, pronoun_attention  # noqa: E402
 
 
 def main() -> None:
     from transformers import AutoTokenizer
 
     from model.bert import BertModel
-    from model.sources import packaged_model_dir
+    from model.loading.sources import packaged_model_dir
 
     directory = packaged_model_dir()
     model, tokenizer = BertModel.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)

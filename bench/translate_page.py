@@ -3,7 +3,7 @@
 1. server, in Streamlit's AppTest on the default sentence (我有一只猫): the script run after a step change (the
    step slider, and the Next button), after a layer change, and the first run of a new way of choosing the next word
    (a decoding from scratch: greedy, sampling, beam search), each timed inside Streamlit's ScriptRunner (AppTest's
-   own polling not counted); the reference in the same run: the decoding alone, by model.decoding.
+   own polling not counted); the reference in the same run: the decoding alone, by model.translator.decoding.
    A new sentence typed reruns the whole page and decodes it once; a step or layer change only reads that decoding.
 2. browser: websocket bytes Chromium receives when it opens the page, per part, for the default sentence, against
    the encoder-decoder page (the same sentence, three charts too).
@@ -18,7 +18,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "app"))
 from bench.app import SCRIPT_RUNS, time_script_runs  # noqa: E402
 
 PARTS = ["steps", "alignment"]
@@ -30,14 +29,14 @@ def ms(values) -> str:
 
 
 def server_side(moves: int) -> None:
-    import apptest_harness as harness
     import torch
 
-    from model.decoding import Sampling, beam_search, generate
+    from harness import apptest
     from model.translator import load_shipped
+    from model.translator.decoding import Sampling, beam_search, generate
 
     time_script_runs()
-    at = harness.open_page("translate")
+    at = apptest.open_page("translate")
     times = {"step slider": [], "Next button": [], "layer slider": []}
     step, layer = at.slider(key="step"), at.slider(key="layer")
     for i in range(moves):
@@ -56,7 +55,7 @@ def server_side(moves: int) -> None:
     ways = {"greedy": {}, "sampling": {"decode": "sample", "temperature": "1.5"}, "beam search": {"decode": "beam"}}
     first = {}
     for name, params in ways.items():
-        at = harness.open_page("translate", **params)
+        at = apptest.open_page("translate", **params)
         runs = []
         for text in ("今天我有一只猫", "明天我有一只猫", "昨天我买了一只猫"):  # new texts: not decoded yet
             del SCRIPT_RUNS[:]
@@ -83,12 +82,12 @@ def server_side(moves: int) -> None:
     for name, values in first.items():
         print(f"| a new sentence typed, {name} (the whole page: decoding and drawing) | {ms(values)} |")
     for name, values in reference.items():
-        print(f"| reference: model.decoding alone, {name} | {ms(values)} |")
+        print(f"| reference: model.translator.decoding alone, {name} | {ms(values)} |")
 
 
 def browser_side() -> None:
     from bench.page_bytes import load
-    from bench.servers import chromium, spawn
+    from harness.servers import chromium, spawn
 
     print(f"\n# {time.strftime('%Y-%m-%d %H:%M')}, bytes a browser receives (websocket), 我有一只猫\n")
     print("| page | MB |\n|---|---:|")

@@ -26,12 +26,12 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from model.decoding import batch_of, formula_memory, formula_step, generate, words_of  # noqa: E402
-from model.incremental import BLOCKS, Cache, encode, step  # noqa: E402
 from model.masks import causal_mask  # noqa: E402
 from model.translator import SHIPPED, load_shipped  # noqa: E402
-from model.vocabulary import BOS_ID, EOS_ID, PAD_ID, same_translation  # noqa: E402
-from training import language  # noqa: E402
+from model.translator.decoding import batch_of, formula_memory, formula_step, generate, words_of  # noqa: E402
+from model.translator.incremental import BLOCKS, Cache, encode, step  # noqa: E402
+from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, same_translation  # noqa: E402
+from training import toy_language  # noqa: E402
 
 
 def reference_of(model) -> nn.Transformer:
@@ -85,7 +85,7 @@ def throughput(model, sentences, rounds: int) -> None:
 def one_step(model, rounds: int) -> None:
     print("\none decoding step at position 10 (median of rounds, ms)")
     print("| batch | incremental | prefix recomputed | ratio |\n|---:|---:|---:|---:|")
-    sentence = language.sample(1, seed=7, held_out=True)[0]
+    sentence = toy_language.sample(1, seed=7, held_out=True)[0]
     for batch in (1, 256):
         src = batch_of(model, [model.source.ids(list(sentence.chinese()))] * batch)
         prefix = torch.full((batch, 11), 5)
@@ -150,7 +150,7 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(2)
     model = load_shipped()
-    sentences = language.sample(2000, seed=777, held_out=True)
+    sentences = toy_language.sample(2000, seed=777, held_out=True)
     with torch.inference_mode():
         throughput(model, sentences, args.rounds)
         one_step(model, args.rounds)

@@ -3,7 +3,7 @@
 Every string a user sees is written in English in the code, marked with _() (or N_() where it is defined and
 translated later, or ngettext() where it counts), and looked up in the catalog of the language of the current
 session. scripts/i18n.py extracts the marked strings and updates both catalogs; tests/test_catalogs.py fails when a
-catalog misses one. Pure Python: model/, viz/ and views/ all use it; views.language says which language a session
+catalog misses one. Pure Python: model/, viz/ and views/ all use it; views.shell.language says which language a session
 reads (?lang=, the sidebar switch, the browser's language).
 
 The .po files are compiled in memory once per process (no .mo file to forget to rebuild).
@@ -26,7 +26,7 @@ DIRECTORY = Path(__file__).parent
 DOMAIN = "messages"
 
 _local = threading.local()  # .lang: a language set by use() in this thread, over the resolver's
-_resolver: Callable[[], str] | None = None  # the session's language, when no use() applies (views.language)
+_resolver: Callable[[], str] | None = None  # the session's language, when no use() applies (views.shell.language)
 
 
 def catalog_path(lang: str) -> Path:
@@ -45,7 +45,8 @@ def translations(lang: str) -> gettext.NullTranslations:
 
 
 def set_resolver(resolver: Callable[[], str] | None) -> None:
-    """resolver() says the current session's language (views.language installs one that reads Streamlit's state)."""
+    """resolver() says the current session's language (views.shell.language installs one that reads Streamlit's
+    state)."""
     global _resolver
     _resolver = resolver
 

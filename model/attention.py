@@ -5,8 +5,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .masks import fully_blocked_rows, merge_masks, to_additive
-from .trace import AttentionTrace
+from model.masks import fully_blocked_rows, merge_masks, to_additive
+from model.trace import AttentionTrace
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:

@@ -1,6 +1,6 @@
 """BERT on the hand-written layers: embeddings + Post-LN GELU encoder + pooler (+ masked-LM head),
 and reading a Hugging Face BERT directory (config.json + model.safetensors / pytorch_model.bin) through
-model.checkpoint: sizes bounded and shapes checked before anything big is allocated."""
+model.loading.checkpoint: sizes bounded and shapes checked before anything big is allocated."""
 import dataclasses
 import functools
 import math
@@ -12,17 +12,16 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from locales import N_
-
-from . import checkpoint
-from .checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
-from .facts import BERT, ModelFacts
-from .layers import EncoderLayer
-from .masks import hf_padding_mask
-from .messages import Later
-from .positional import LearnedPositionalEmbedding
-from .recording import TokenEncoder
-from .trace import EmbeddingTrace
-from .transformer import Encoder
+from model.facts import BERT, ModelFacts
+from model.layers import EncoderLayer
+from model.loading import checkpoint
+from model.loading.checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
+from model.masks import hf_padding_mask
+from model.messages import Later
+from model.positional import LearnedPositionalEmbedding
+from model.recording import TokenEncoder
+from model.trace import EmbeddingTrace
+from model.transformer import Encoder
 
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
                "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh")}

@@ -7,9 +7,10 @@ guesses them from tensors, class names or which attributes a module has.
 from dataclasses import dataclass, field
 
 from locales import _, ngettext
+from model.kinds import ModelKind
 
-BERT, ENCODER, ENCODER_DECODER, TRANSLATOR = "bert", "encoder", "encoder-decoder", "translator"
-KINDS = (BERT, ENCODER, ENCODER_DECODER, TRANSLATOR)
+BERT, ENCODER, ENCODER_DECODER, TRANSLATOR = ModelKind
+KINDS = tuple(ModelKind)
 POSITIONAL_KINDS = ("sinusoidal", "learned")
 
 
@@ -41,7 +42,7 @@ class ModelFacts:
     """One model's architecture as data. Sizes are per stack: an encoder-decoder has `layers` encoder layers and
     `decoder_layers` decoder layers (0 for an encoder alone)."""
 
-    kind: str  # one of KINDS
+    kind: ModelKind
     layers: int
     heads: int
     d_model: int
@@ -61,6 +62,7 @@ class ModelFacts:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
+        object.__setattr__(self, "kind", ModelKind(self.kind))
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, not {self.positional!r}")
         if self.heads < 1 or self.d_model % self.heads:

@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
-from .layers import DecoderLayer, EncoderLayer
-from .masks import fully_blocked_rows, merge_masks
+from model.attention import MultiHeadAttention
+from model.layers import DecoderLayer, EncoderLayer
+from model.masks import fully_blocked_rows, merge_masks
 
 _IN_PLACE = {F.relu: torch.relu_, F.gelu: torch.ops.aten.gelu_}
 

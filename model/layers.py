@@ -8,9 +8,9 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
-from .masks import causal_mask
-from .trace import LayerTrace, ResidualTrace
+from model.attention import MultiHeadAttention
+from model.masks import causal_mask
+from model.trace import LayerTrace, ResidualTrace
 
 
 def get_activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .trace import AttentionTrace, EmbeddingTrace, LayerTrace, ModelOutput, StackTrace
+from model.trace import AttentionTrace, EmbeddingTrace, LayerTrace, ModelOutput, StackTrace
 
 
 def _clones(layer: nn.Module, n: int) -> nn.ModuleList:

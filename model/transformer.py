@@ -3,10 +3,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
-from .masks import square_subsequent_mask
-from .recording import Stack
-from .trace import StackTrace, TransformerTrace
+from model.layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
+from model.masks import square_subsequent_mask
+from model.recording import Stack
+from model.trace import StackTrace, TransformerTrace
 
 
 def _padding_positions(key_padding_mask: Tensor) -> Tensor:

@@ -139,7 +139,7 @@ in_image python -c "$smoke" || die "the app did not start and serve its page"
 
 forward=$(cat <<'PY'
 import os, torch
-from model.sources import DEFAULT_KEY, find_source, load
+from model.loading.sources import DEFAULT_KEY, find_source, load
 assert os.environ["HF_HUB_OFFLINE"] == "1", "HF_HUB_OFFLINE is not set"
 source = find_source(DEFAULT_KEY)
 assert source.available, source.reason

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from locales import LANGUAGES, catalog_path, fields  # noqa: E402
 
-SOURCES = ("app.py", "views", "viz", "model", "training")  # what a user's strings come from
+SOURCES = ("app.py", "views", "runtime", "viz", "model", "training")  # what a user's strings come from
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
 TEAM = "attention visualizer"
 _EPOCH = datetime(2026, 11, 23, tzinfo=timezone.utc)

@@ -1,5 +1,5 @@
 """What a training run tells the page that watches it (training/train.py --progress): JSON lines and the latest
-weights, written as it goes, so that another process (the Translate page's live training, training/live.py) can
+weights, written as it goes, so that another process (the Translate page's live training, runtime/live_training.py) can
 draw the loss curve, the held-out accuracy and the attention of the model as it forms.
 
 Nothing here draws a random number or changes the model: a run with --progress trains the same weights as one
@@ -14,10 +14,12 @@ One line per event, each a JSON object with a "kind":
 """
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import save_file
 
 LATEST = "latest.safetensors"  # the weights after the step its metadata names, replaced as training goes
@@ -68,7 +70,6 @@ class Progress:
 
 def read_latest(directory: Path) -> tuple[int, dict[str, torch.Tensor]] | None:
     """(step, weights) of the LATEST file in directory, or None while there is none yet."""
-    from safetensors import safe_open
 
     latest = Path(directory) / LATEST
     try:
@@ -90,7 +91,6 @@ def orphan_exit(remove: Path | None = None) -> None:
     directory, which nobody else will clean up now)."""
     print("the process that started this training has gone: stopped", file=sys.stderr)
     if remove is not None:
-        import shutil
 
         shutil.rmtree(remove, ignore_errors=True)
     sys.exit(3)

@@ -3,9 +3,9 @@
     python -m training.train                      # the shipped model: model/weights/translator
     python -m training.train --out /tmp/t --smoke  # a tiny run (CI): a few steps, a small model
     python -m training.train --out /tmp/t --progress /tmp/t/progress.jsonl --weights-every 10 --no-snapshots \
-        --threads 1 --nice 10                      # the Translate page's live training (training/live.py)
+        --threads 1 --nice 10                      # the Translate page's live training (runtime/live_training.py)
 
-Fresh batches are drawn from the language's training split at every step (training.language), negations (0.7 %
+Fresh batches are drawn from the language's training split at every step (training.toy_language), negations (0.7 %
 of the language) made 10 % of them; the held-out split is never trained on. Every --eval-every steps the model
 decodes --val held-out sentences greedily (statements, questions and negations alike); training stops at the first
 evaluation with every one of them right (or at --steps). Then the test: --test held-out sentences drawn uniformly
@@ -27,21 +27,20 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from model.decoding import batch_of, generate, words_of
-from model.snapshots import METRICS, SNAPSHOT_SENTENCES, SNAPSHOTS
 from model.translator import SHIPPED, Translator, TranslatorConfig
-from model.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens, same_translation
-
-from . import language
-from .progress import Progress, lower_priority, orphan_exit
+from model.translator.decoding import batch_of, generate, words_of
+from model.translator.snapshots import METRICS, SNAPSHOT_SENTENCES, SNAPSHOTS
+from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens, same_translation
+from training import toy_language
+from training.progress import Progress, lower_priority, orphan_exit
 
 SNAPSHOT_STEPS = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400)  # and the last step: where it learns
-TRAINING_FORMS = {language.STATEMENT: 0.45, language.QUESTION: 0.45, language.NEGATION: 0.1}
-VALIDATION_FORMS = dict.fromkeys(language.FORMS, 1.0)  # stop only when every form is learned
+TRAINING_FORMS = {toy_language.STATEMENT: 0.45, toy_language.QUESTION: 0.45, toy_language.NEGATION: 0.1}
+VALIDATION_FORMS = dict.fromkeys(toy_language.FORMS, 1.0)  # stop only when every form is learned
 
 
 def vocabularies() -> tuple[Vocabulary, Vocabulary]:
-    return Vocabulary.of(language.chinese_vocabulary()), Vocabulary.of(language.english_vocabulary())
+    return Vocabulary.of(toy_language.chinese_vocabulary()), Vocabulary.of(toy_language.english_vocabulary())
 
 
 def batch(model: Translator, sentences) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -52,7 +51,7 @@ def batch(model: Translator, sentences) -> tuple[torch.Tensor, torch.Tensor, tor
 
 
 def exact_match(model: Translator, sentences, batch_size: int = 500) -> tuple[float, dict[str, list[int]]]:
-    """Share of sentences translated exactly (greedy; the checker of TOY_LANGUAGE.md), and per kind of sentence
+    """Share of sentences translated exactly (greedy; the checker of docs/toy-language.md), and per kind of sentence
     [wrong, total]."""
     model.eval()
     by_kind: dict[str, list[int]] = {}
@@ -84,8 +83,9 @@ def train(args, log: Progress | None = None) -> dict:
     config = TranslatorConfig(d_model=args.d_model, nhead=args.heads, num_layers=args.layers, d_ff=args.d_ff)
     model = Translator(config, source, target).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-    validation = language.sample(args.val, seed=args.seed + 1, held_out=True, forms=VALIDATION_FORMS)
-    batches = language.sample(args.batch * args.steps, seed=args.seed, forms=TRAINING_FORMS)  # one seed, drawn first
+    validation = toy_language.sample(args.val, seed=args.seed + 1, held_out=True, forms=VALIDATION_FORMS)
+    # one seed, drawn first
+    batches = toy_language.sample(args.batch * args.steps, seed=args.seed, forms=TRAINING_FORMS)
     snapshots, snapshot_scores, losses, evaluations = {}, {}, [], []
     started, step = time.perf_counter(), 0
     if log is not None:
@@ -129,14 +129,14 @@ def train(args, log: Progress | None = None) -> dict:
         snapshot(step)
     if log is not None and log.weights_every and step % log.weights_every:
         log.weights(step, model)  # the trained model, while the test runs
-    test = language.sample(args.test, seed=args.test_seed, held_out=True)
+    test = toy_language.sample(args.test, seed=args.test_seed, held_out=True)
     score, by_kind = exact_match(model, test)
     print(file=sys.stderr)
     return {"model": model, "snapshots": snapshots, "metrics": {
         "seed": args.seed, "steps": step, "train_seconds": round(seconds, 1), "threads": args.threads,
         "batch": args.batch, "learning_rate": args.lr, "warmup": args.warmup, "label_smoothing": args.label_smoothing,
         "parameters": sum(p.numel() for p in model.parameters()), "config": vars(config),
-        "language_size": language.SIZE, "held_out_percent": language.HELD_OUT_PERCENT,
+        "language_size": toy_language.SIZE, "held_out_percent": toy_language.HELD_OUT_PERCENT,
         "loss": losses, "evaluations": evaluations,
         "snapshots": [{"step": s, "exact_match": snapshot_scores[s], "loss": losses[s - 1] if s else None}
                       for s in sorted(snapshot_scores)],

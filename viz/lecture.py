@@ -2,7 +2,7 @@
 cells of a small map, and token labels thinned (and said so) where 20 px labels would not fit.
 
 for_projector() takes plotly's figure as a dict ({"data": [...], "layout": {...}}) and returns a new one: pages
-apply it to every chart in lecture mode (views/lecture.py), whatever builder made it.
+apply it to every chart in lecture mode (views/shell/lecture.py), whatever builder made it.
 """
 import copy
 import math

@@ -28,8 +28,8 @@ def query_figure(q, title: str) -> go.Figure:
 
 
 def neuron_figure(view, keys, positions, title: str) -> go.Figure:
-    """view: a model.neurons.NeuronView restricted to the keys at `positions` (their tokens `keys`): five panels
-    sharing the key rows. K and q∘K each get their own symmetric signed range; the scores theirs; p is 0..1."""
+    """view: a model.analysis.neurons.NeuronView restricted to the keys at `positions` (their tokens `keys`): five
+    panels sharing the key rows. K and q∘K each get their own symmetric signed range; the scores theirs; p is 0..1."""
     labels = axis_labels(keys)
     dims = np.arange(view.k.shape[1], dtype=np.int32)
     fig = make_subplots(rows=1, cols=5, shared_yaxes=True, column_widths=[0.32, 0.32, 0.12, 0.12, 0.12],

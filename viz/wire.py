@@ -2,12 +2,12 @@
 
 A figure always holds its values (float32, NaN where a cell is blocked). A 512 x 512 map of float32 is 1 MiB, more
 than a whole page may send (1 MB, issue 17), so a map of more than EXACT_CELLS cells is marked (units_marker(), in
-plotly's free `meta`, which draws nothing) and views/chart.py sends its values as integers in units of 1/10000,
+plotly's free `meta`, which draws nothing) and views/charts/mounted.py sends its values as integers in units of 1/10000,
 uint16 or int16 (0.5 MB at 512 tokens): the four decimals the hover shows, exactly, and colours that differ from
 float32's by at most 0.00005 of the colour range (a screen shows 1/256 of it). The chart's JavaScript divides them
-back into float32 before plotting (views/chart_static/chart.js), so the hover reads p = 0.4213, the colour bar is in
+back into float32 before plotting (views/charts/static/chart.js), so the hover reads p = 0.4213, the colour bar is in
 the values' own units and a blocked cell, sent as an integer no value takes (GAP_UNITS), is NaN again: a gap.
-The same units carry a chart's preloaded maps (views/head_chart.py).
+The same units carry a chart's preloaded maps (views/charts/head_chart.py).
 """
 import base64
 
@@ -24,8 +24,8 @@ def quantized(values: np.ndarray, exact_cells: int = EXACT_CELLS) -> bool:
 
 
 def units_marker(signed: bool) -> dict:
-    """The trace properties that ask views/chart.py to send the trace's z as units: values in [0, 1] (uint16), or in
-    [-1, 1] if signed (int16)."""
+    """The trace properties that ask views/charts/mounted.py to send the trace's z as units: values in [0, 1] (uint16),
+    or in [-1, 1] if signed (int16)."""
     return {"meta": {"z_units": "i2" if signed else "u2"}}
 
 
@@ -36,8 +36,8 @@ def to_units(values: np.ndarray, signed: bool) -> np.ndarray:
 
 
 def units_array(values: np.ndarray, signed: bool = False) -> dict:
-    """values as integers of 1/UNITS for views/chart.py's payload, which views/chart_static/chart.js divides back to
-    float32 before plotting: a typed array {"dtype": "u2" or "i2", "bdata": raw bytes, "shape": "R,C", "units",
+    """values as integers of 1/UNITS for views/charts/mounted.py's payload, which views/charts/static/chart.js divides
+    back to float32 before plotting: a typed array {"dtype": "u2" or "i2", "bdata": raw bytes, "shape": "R,C", "units",
     "nan"}, where a NaN cell is the integer "nan" (NaN again in the browser, a gap)."""
     values = np.asarray(values, dtype=np.float32)
     dtype = "i2" if signed else "u2"

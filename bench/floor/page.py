@@ -32,7 +32,7 @@ def model(kind: str):
 
     if str(ROOT) not in sys.path:  # `streamlit run bench/floor/app.py` puts only bench/floor on the path
         sys.path.insert(0, str(ROOT))
-    from model.sources import packaged_model_dir
+    from model.loading.sources import packaged_model_dir
 
     threads = os.environ.get("ATTNVIZ_TORCH_THREADS")
     if threads:

@@ -1,7 +1,7 @@
 """What the page tests share."""
 import pytest
 
-from views import downloads
+from views.widgets import downloads
 
 
 @pytest.fixture

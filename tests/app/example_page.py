@@ -1,10 +1,11 @@
-"""The README's example page, verbatim: what a new page is (tests/app/test_registry.py adds it to the registry)."""
+"""The example page of docs/architecture.md, verbatim: what a new page is (tests/app/test_registry.py adds it to the
+registry)."""
 import numpy as np
 import streamlit as st
 
 from locales import _
-from views import state
-from views.frame import Page
+from views.shell.frame import Page
+from views.widgets import state
 
 
 def view(page: Page) -> None:

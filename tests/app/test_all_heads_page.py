@@ -1,19 +1,19 @@
 """The All heads page in Streamlit's AppTest: the mosaic, URL state, the link to the big view, bad input."""
 from urllib.parse import parse_qs
 
-import apptest_harness as harness
-from apptest_harness import figures
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 import viz.mosaic
-from model.showcase import SHOWCASE
-from views import memory, runs
+from harness import apptest
+from harness.apptest import figures
+from model.analysis.showcase import SHOWCASE
+from runtime import memory, runs
 
 
 def open_page(text: str = "Hello students", **params) -> AppTest:
     """A link to /all-heads?text=...&params opened in a fresh session."""
-    return harness.open_page("all-heads", text=text, **params)
+    return apptest.open_page("all-heads", text=text, **params)
 
 
 def link_params(at: AppTest) -> dict[str, str]:
@@ -34,7 +34,7 @@ def test_default_page_shows_the_mosaic_a_preview_and_a_link():
     assert any("6 layers × 12 heads" in c.value and "KB" in c.value for c in at.caption)
     params = link_params(at)
     assert at.get("page_link")[0].proto.page_script_hash == calc_hash("heatmap")  # st.Page hashes its url_path
-    layer, head = map(str, SHOWCASE["all-MiniLM-L6-v2"])  # the head a student sees first (model.showcase)
+    layer, head = map(str, SHOWCASE["all-MiniLM-L6-v2"])  # the head a student sees first (model.analysis.showcase)
     assert (params["text"], params["model"]) == ("Hello students", "minilm")
     assert (params["layer"], params["head"]) == (layer, head)
 
@@ -78,7 +78,7 @@ def test_512_tokens_stay_light():
     assert not at.exception
     assert any("the rest was cut" in w.value for w in at.warning)
     assert any("512 tokens" in c.value and "8×8" in c.value for c in at.caption)
-    mosaic, preview = harness.charts(at)
+    mosaic, preview = apptest.charts(at)
     assert mosaic.size < 1_500_000
     assert preview.figure["data"][0]["type"] == "image"  # not 512 x 512 numbers
     assert preview.size < 300_000

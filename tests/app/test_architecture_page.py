@@ -1,12 +1,13 @@
 """The architecture page in Streamlit's AppTest: cost tables checked against PyTorch, shapes from the trace."""
 import re
 
-import apptest_harness as harness
 from streamlit.testing.v1 import AppTest
+
+from harness import apptest
 
 
 def open_page(**params) -> AppTest:
-    return harness.open_page("architecture", "Architecture", **params)
+    return apptest.open_page("architecture", "Architecture", **params)
 
 
 def shapes(at: AppTest) -> dict[str, str]:

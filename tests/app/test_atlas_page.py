@@ -1,5 +1,5 @@
-"""The head atlas (/atlas) in AppTest: one row per head with the measurements of model.head_stats on the run's own
-maps, thumbnails, links to the heatmap at that head, the special tokens' shares, the downloads."""
+"""The head atlas (/atlas) in AppTest: one row per head with the measurements of model.analysis.head_stats on the run's
+own maps, thumbnails, links to the heatmap at that head, the special tokens' shares, the downloads."""
 import base64
 import csv
 import io
@@ -7,17 +7,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
 
-from model.head_stats import head_properties
-from views import downloads
+from harness.apptest import charts, open_page
+from model.analysis.head_stats import head_properties
+from runtime import models, runs
+from views.widgets import downloads
 
 TEXT = "the cat sat on the mat"
 
 
 def run_of(text: str, model: str = "minilm"):
-    from views import models, runs
-
     return runs.compute_run(models.Choice(model), text)
 
 

@@ -6,10 +6,11 @@ import weakref
 import numpy as np
 import pytest
 
-from model.footprint import module_bytes
-from model.sources import RandomConfig
-from views import memory, models
-from views.cache import BoundedCache, OverBudget
+from harness.apptest import charts, open_page
+from model.loading.footprint import module_bytes
+from model.loading.sources import RandomConfig
+from runtime import memory, models
+from runtime.budget import BoundedCache, OverBudget
 
 MB = 2**20
 
@@ -114,8 +115,6 @@ def test_a_dropped_model_is_freed_at_once_even_after_tracing(monkeypatch):
 
 
 def test_a_random_model_too_big_for_the_server_gets_a_plain_message(monkeypatch):
-    from tests.app.apptest_harness import charts, open_page
-
     budget = memory.budget()
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + 100 * MB)
     at = open_page("heatmap", "Attention heatmap", model="random", d_model="768", layers="12", d_ff="3072",
@@ -138,8 +137,6 @@ def test_room_for_a_pass_is_made_for_its_time_without_dropping_the_model_it_runs
 
 
 def test_a_pass_too_big_for_the_server_gets_a_plain_message(monkeypatch):
-    from tests.app.apptest_harness import open_page
-
     budget = memory.budget()
     monkeypatch.setattr(budget, "max_bytes", budget.bytes + 300 * MB)
     words = " ".join(["attention"] * 500)

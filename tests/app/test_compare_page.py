@@ -5,11 +5,13 @@ import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
 
-from model.compare import align
-from views import downloads
-from views.runs import Mask
+from harness.apptest import charts, open_page
+from model.analysis.compare import align
+from model.loading.sources import RandomConfig
+from runtime import models, runs
+from runtime.runs import Mask
+from views.widgets import downloads
 
 TEXT, TEXT2 = "the cat sat on the mat", "the big dog sat on the mat"
 
@@ -21,9 +23,6 @@ def z(figure: dict) -> np.ndarray:
 
 
 def maps(text: str, mask: Mask = Mask(), model: str = "minilm"):
-    from model.sources import RandomConfig
-    from views import models, runs
-
     choice = models.Choice(model, RandomConfig() if model == "random" else None)
     return runs.compute_run(choice, text, mask)
 

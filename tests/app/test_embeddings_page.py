@@ -6,11 +6,13 @@ import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
+import torch
 
-from model.embeddings import cosines
-from views import downloads
-from views.embeddings import MAX_SENTENCES
+from harness.apptest import charts, open_page
+from model.analysis.embeddings import cosines, sentence_vectors
+from runtime.models import Choice, loaded_model
+from views.pages.embeddings import MAX_SENTENCES
+from views.widgets import downloads
 
 SENTENCES = ["I have a cat", "I own a cat", "The weather is nice today"]
 
@@ -22,11 +24,6 @@ def values(value) -> np.ndarray:
 
 
 def vectors(sentence: str):
-    import torch
-
-    from model.embeddings import sentence_vectors
-    from views.models import Choice, loaded_model
-
     loaded = loaded_model(Choice("minilm"))
     with torch.inference_mode():
         return sentence_vectors(loaded.model, loaded.encode(sentence).input_ids)

@@ -1,17 +1,17 @@
 """The encoder-decoder page in Streamlit's AppTest with the random encoder-decoder: masked self-attention,
 cross-attention, bad input."""
 
-import apptest_harness as harness
 import numpy as np
-from apptest_harness import figures, plotly_array
 from streamlit.testing.v1 import AppTest
 
-from model.text import TextTransformer
+from harness import apptest
+from harness.apptest import figures, plotly_array
+from model.text_models import TextTransformer
 
 
 def open_page(**params) -> AppTest:
     """The page with the random encoder-decoder (the translator, its default, is tests/app/test_translator_pages.py)."""
-    return harness.open_page("encoder-decoder", "Encoder-decoder", **{"model": "random", **params})
+    return apptest.open_page("encoder-decoder", "Encoder-decoder", **{"model": "random", **params})
 
 
 def heat_z(figure: dict) -> np.ndarray:

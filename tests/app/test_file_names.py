@@ -1,5 +1,5 @@
 """Files a class can open: every CSV starts with a UTF-8 byte order mark (Excel then reads Chinese tokens), and every
-download and chart image is named by page, model, layer and head (views/file_names.py)."""
+download and chart image is named by page, model, layer and head (views/widgets/file_names.py)."""
 import csv
 import io
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import locales
-from tests.app.apptest_harness import charts, open_page
-from views import downloads, file_names
-from views.chart import unpacked
+from harness.apptest import charts, open_page
+from views.charts.payload import unpacked
+from views.widgets import downloads, file_names
 
 BOM = b"\xef\xbb\xbf"
 

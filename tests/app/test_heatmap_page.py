@@ -4,12 +4,13 @@ import csv
 import io
 
 import numpy as np
-from apptest_harness import APP, TIMEOUT, charts, link_value
 from streamlit.testing.v1 import AppTest
 
-from model.showcase import SHOWCASE
-from views import head_chart
-from views.chart import element_key
+from harness.apptest import APP, TIMEOUT, charts, link_value
+from model.analysis.showcase import SHOWCASE
+from runtime import memory, models, runs
+from views.charts import head_chart
+from views.charts.mounted import element_key
 from viz import wire
 
 CHART_STATE = element_key(head_chart.chart_key("heatmap"))  # the component's state: what its sliders picked
@@ -30,8 +31,6 @@ def move_chart(at: AppTest, **selection) -> AppTest:
 
 
 def maps_of(text: str) -> np.ndarray:
-    from views import models, runs
-
     return runs.compute_run(models.Choice("minilm"), text).attentions  # (layers, heads, T, T)
 
 
@@ -41,7 +40,7 @@ def test_a_small_run_gets_every_map_and_the_charts_own_sliders():
     (chart,) = charts(at)
     sliders = chart.sliders
     assert sliders["labels"] == {"layer": "Layer", "head": "Head"} and sliders["head_max"] == 11
-    # MiniLM opens at the head measured best at `it` -> its referent (model.showcase), not layer 0 head 0
+    # MiniLM opens at the head measured best at `it` -> its referent (model.analysis.showcase), not layer 0 head 0
     assert (sliders["layer"], sliders["head"], sliders["head_disabled"]) == (*SHOWCASE["all-MiniLM-L6-v2"], False)
     stack = wire.from_units(sliders["stack"])  # all-MiniLM-L6-v2: 6 layers x 12 heads of 4 x 4
     np.testing.assert_allclose(stack, maps_of("Hello students"), atol=0.5 / wire.UNITS)
@@ -126,8 +125,6 @@ def test_the_threshold_is_on_the_bytes_of_every_map():
 
 
 def test_a_slider_move_never_runs_the_model_again_even_after_the_class_filled_the_cache():
-    from views import memory, models, runs
-
     at = run(text="Mine alone")
     budget = memory.budget()
     for i in range(budget.max_entries + 8):  # the rest of the class's sentences fill the budget's passes

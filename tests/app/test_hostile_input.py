@@ -8,13 +8,13 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import apptest_harness as harness
 import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from views import registry, state
-from views.markdown import code
+from harness import apptest
+from views.shell import registry
+from views.shell.markdown import code
 
 INJECTION = "`![](http://evil.example/p.png)[Log in](http://evil.example)`"  # the issue's link value
 CONTROLS = "a\x00b \x1b[1mbold \u202eevil\u202c end"  # NUL, an ANSI escape, a right-to-left override
@@ -84,7 +84,7 @@ PAGE_IDS = [p.id for p in PAGES]
 
 
 def open_page(page: Page, **params) -> AppTest:
-    return harness.open_page(page.path, **{**page.link, **params})
+    return apptest.open_page(page.path, **{**page.link, **params})
 
 
 def test_every_page_of_the_registry_is_probed():
@@ -107,7 +107,7 @@ def markdown_sources(at: AppTest) -> list[str]:
     sources = []
     for node in elements(at.main) + elements(at.sidebar):
         proto = getattr(node, "proto", None)
-        if proto is None or node.type == "html":  # the app's own script (views.lone_surrogates)
+        if proto is None or node.type == "html":  # the app's own script (views.shell.lone_surrogates)
             continue
         for descriptor, value in proto.ListFields():
             if descriptor.name in ("body", "label", "help", "caption", "options"):
@@ -118,7 +118,7 @@ def markdown_sources(at: AppTest) -> list[str]:
 def chart_texts(at: AppTest) -> list[str]:
     """Titles and category labels of every chart: plotly renders a little HTML in them."""
     texts = []
-    for spec in harness.figures(at):
+    for spec in apptest.figures(at):
         texts.append(str(spec["layout"].get("title", {}).get("text", "")))
         for trace in spec["data"]:
             texts += [v for axis in ("x", "y") if isinstance(trace.get(axis), list) for v in trace[axis]
@@ -172,16 +172,16 @@ def test_unusual_text(page, case):
     assert_plain(at)
     said = messages(at)
     if not page.texts:  # no text box: the text is only carried to the other pages, silently
-        assert not at.warning and harness.charts(at)
+        assert not at.warning and apptest.charts(at)
         return
     if case == "empty":
-        assert "Type a" in said and not harness.charts(at)
+        assert "Type a" in said and not apptest.charts(at)
         return
     if page.chinese_only and not any("\u4e00" <= c <= "\u9fff" for c in text):
-        assert "this text has none" in said and not harness.charts(at)
+        assert "this text has none" in said and not apptest.charts(at)
         assert case != "control characters" or "Removed 4 invisible control characters" in said
         return
-    assert harness.charts(at)
+    assert apptest.charts(at)
     if case == "600 words":
         assert "the rest was cut" in said
     elif case == "control characters":
@@ -201,12 +201,12 @@ def test_unusual_text(page, case):
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.texts], ids=[p.id for p in PAGES if p.texts])
 def test_a_character_that_could_not_be_read_is_explained(page):
-    """What the browser sends for a lone surrogate typed in the box (views.lone_surrogates): U+FFFD."""
+    """What the browser sends for a lone surrogate typed in the box (views.shell.lone_surrogates): U+FFFD."""
     at = open_page(page, text="hello")
     box(at, page.texts[0]).input("abc 猫 \ufffd def").run()
     assert_plain(at)
     assert "A character of the text could not be read" in messages(at) and "shown as �" in messages(at)
-    assert box(at, page.texts[0]).value == "abc 猫 \ufffd def" and harness.charts(at)
+    assert box(at, page.texts[0]).value == "abc 猫 \ufffd def" and apptest.charts(at)
     at.run()  # said once, not on every rerun
     assert "could not be read" not in messages(at)
 
@@ -240,8 +240,8 @@ def test_malformed_link(page, case):
     if not expected:  # a parameter of other pages: carried, not this page's business
         assert not at.warning
     if case == "unknown and repeated keys" and page.low is not None:
-        assert harness.slider_value(at, page.low) == 1
-    assert harness.charts(at) or at.dataframe
+        assert apptest.slider_value(at, page.low) == 1
+    assert apptest.charts(at) or at.dataframe
 
 
 @pytest.mark.parametrize("page, link", [(p, link) for p in PAGES for link in p.own],
@@ -253,7 +253,7 @@ def test_bad_values_of_the_pages_own_parameters(page, link):
     said = "\n".join(w.value for w in at.warning)
     for name, value in link.items():
         assert f"Ignored {code(f'{name}={value}')} in the link: " in said
-    assert harness.charts(at)
+    assert apptest.charts(at)
 
 
 def test_the_injection_is_one_code_span():
@@ -265,9 +265,9 @@ def test_the_injection_is_one_code_span():
 
 
 def test_every_parameter_a_page_reads_is_a_link_key():
-    """state.LINK_KEYS (no notice for them on any page) is exactly what the views bind to the URL."""
+    """registry.link_keys() (no notice for them on any page) is exactly what the views bind to the URL."""
     bound = set()
-    for source in (Path(harness.APP).parent / "views").glob("*.py"):
+    for source in (Path(apptest.APP).parent / "views").rglob("*.py"):
         tree = ast.parse(source.read_text())
         defaults = {arg.arg: default.value for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
                     for arg, default in zip(f.args.args[::-1], f.args.defaults[::-1])
@@ -287,4 +287,4 @@ def test_every_parameter_a_page_reads_is_a_link_key():
                     and isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "query_params"
                     and call.args and isinstance(call.args[0], ast.Constant)):  # read without a widget (?tour=)
                 bound.add(call.args[0].value)
-    assert bound == state.LINK_KEYS
+    assert bound == registry.link_keys()

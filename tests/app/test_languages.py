@@ -3,10 +3,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import locales
+from harness.apptest import TIMEOUT, _app_starting_at, link_value
+from harness.catalog import marked_chinese, untranslated
 from locales import _
-from tests.app.apptest_harness import TIMEOUT, _app_starting_at, link_value
-from tests.app.languages import marked_chinese, untranslated
-from views import registry
+from views.shell import registry
 
 # Every page, and the states of a page that show other texts (a part, a mask, a decoding way).
 PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [

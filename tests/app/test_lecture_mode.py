@@ -3,8 +3,9 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest_harness import TIMEOUT, _app_starting_at, charts, link_value
-from views import lecture, registry, tour
+from harness.apptest import TIMEOUT, _app_starting_at, charts, link_value
+from views.pages import tour
+from views.shell import lecture, registry
 from viz.lecture import TICK_PX
 
 PAGES = [spec.path for spec in registry.PAGES if spec.path != "tour"]

@@ -5,16 +5,18 @@ import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
+import streamlit as st
 
-from views import downloads
+from harness.apptest import charts, open_page
+from runtime import models, runs
+from views.charts.mounted import element_key
+from views.pages.lines import pick_query
+from views.widgets import downloads
 
 TEXT = "the cat sat on the mat"
 
 
 def attentions():
-    from views import models, runs
-
     return runs.compute_run(models.Choice("minilm"), TEXT).attentions
 
 
@@ -35,11 +37,6 @@ def test_the_lines_are_the_runs_weights_and_the_files_hold_them(offered):
 
 
 def test_pick_query_takes_a_click_on_the_left_column_only_and_checks_it(monkeypatch):
-    import streamlit as st
-
-    from views.chart import element_key
-    from views.lines import pick_query
-
     state = {}
     monkeypatch.setattr(st, "session_state", state)
     for click, query in (({"curve": 8, "point": 4, "at": 1}, 4),  # the left column is trace 10 - 2

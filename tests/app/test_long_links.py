@@ -4,8 +4,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.app.apptest_harness import link_value, open_page
-from views.state import LINK_TEXT_BYTES
+from harness.apptest import link_value, open_page
+from views.widgets.state import LINK_TEXT_BYTES
 
 LONG_CHINESE = "我有一只猫" * 4_000  # 20,000 characters: the app's own text limit, 180 KB in a link
 

@@ -1,8 +1,8 @@
-"""views.markdown.code: any text becomes one code span that shows it as typed, whatever Markdown it holds."""
+"""views.shell.markdown.code: any text becomes one code span that shows it as typed, whatever Markdown it holds."""
 import pytest
 from markdown_it import MarkdownIt
 
-from views.markdown import code, visible
+from views.shell.markdown import code, visible
 
 NASTY = [
     "`![](http://evil.example/p.png)[Log in](http://evil.example)`",

@@ -1,22 +1,24 @@
 """The masks page in Streamlit's AppTest: every mask kind, URL state, bad input."""
 
-import apptest_harness as harness
 import numpy as np
-from apptest_harness import plotly_array
 from streamlit.testing.v1 import AppTest
+
+from harness import apptest
+from harness.apptest import plotly_array
+from runtime import memory
 
 T = 16  # tokens of the default sentence for all-MiniLM-L6-v2, [CLS] and [SEP] included
 
 
 def open_masks(**params) -> AppTest:
-    return harness.open_page("masks", **params)
+    return apptest.open_page("masks", **params)
 
 
 array = plotly_array
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [figure["data"][0] for figure in harness.figures(at)]
+    return [figure["data"][0] for figure in apptest.figures(at)]
 
 
 
@@ -90,13 +92,11 @@ def test_url_state_is_restored_and_written_back():
     assert at.text_area[0].value == "Masks hide keys"
     assert [at.slider[0].value, at.slider[1].value] == [4, 9]
     at.segmented_control[0].set_value("causal").run()
-    assert not at.exception and harness.link_value(at, "mask") == "causal"
+    assert not at.exception and apptest.link_value(at, "mask") == "causal"
     assert array(charts(at)[0]["z"]).sum() == 5 * 4 / 2  # "[CLS] masks hide keys [SEP]": 5 tokens
 
 
 def test_moving_layer_and_head_runs_no_forward_pass():
-    from views import memory
-
     at = open_masks(mask="causal")
     misses = memory.budget().misses
     at.slider[0].set_value(2).run()
@@ -109,8 +109,8 @@ def test_long_text_shows_one_big_map_at_a_time():
     at = open_masks(text="word " * 300, mask="causal", mask_map="difference")
     assert not at.exception
     assert at.radio[0].value == "difference"
-    assert len(harness.charts(at)) == 1  # the difference only: not the mask, not the attention
-    sizes = [c.size for c in harness.charts(at)]
+    assert len(apptest.charts(at)) == 1  # the difference only: not the mask, not the attention
+    sizes = [c.size for c in apptest.charts(at)]
     assert sum(sizes) < 1_000_000
 
 

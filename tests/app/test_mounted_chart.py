@@ -1,13 +1,14 @@
-"""views.chart: what a mounted chart's payload carries, and where the app puts it (AppTest)."""
+"""views.charts.mounted: what a mounted chart's payload carries, and where the app puts it (AppTest)."""
 import json
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from apptest_harness import charts, open_page, plotly_array
 
-from bench.load_protocol import CHART_COMPONENT
-from views.chart import COMPONENT, pack, received, unpacked
+from harness.apptest import charts, open_page, plotly_array
+from harness.students.protocol import CHART_COMPONENT
+from views.charts.mounted import COMPONENT
+from views.charts.payload import pack, received, unpacked
 from viz.attention import CHART_CONFIG, heatmap_spec
 from viz.masks import difference_heatmap
 

@@ -1,7 +1,7 @@
-"""views.navigation: pages are built once per process (per start page), and every run gets its own copies."""
+"""views.shell.navigation: pages are built once per process (per start page), and every run gets its own copies."""
 from types import SimpleNamespace
 
-from views import navigation
+from views.shell import navigation
 
 
 def test_pages_are_built_once_per_key_and_each_run_gets_copies():

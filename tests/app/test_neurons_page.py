@@ -6,10 +6,11 @@ import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, open_page
 
-from views import downloads
-from views.neurons import KEYS_SHOWN
+from harness.apptest import charts, open_page
+from runtime import models, runs
+from views.pages.neurons import KEYS_SHOWN
+from views.widgets import downloads
 
 TEXT = "the animal didn't cross the street because it was too tired"
 
@@ -21,8 +22,6 @@ def z(trace: dict) -> np.ndarray:
 
 
 def attention(text: str, layer: int):
-    from views import models, runs
-
     return runs.compute_run(models.Choice("minilm"), text).attention(layer)
 
 

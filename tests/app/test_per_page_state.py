@@ -1,15 +1,15 @@
 """What follows a student from page to page (the text, the layer and head) and what stays on its page (a random
-model's settings: views.state.PER_PAGE)."""
+model's settings: views.widgets.state.PER_PAGE)."""
 from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest_harness import TIMEOUT
+from harness.apptest import TIMEOUT
 
 
 def _two_pages():
     """Two pages' worth of widgets in one script: st.session_state["page"] says which is drawn."""
-    import streamlit as st
+    import streamlit as st  # noqa: PLC0415 - AppTest runs this function's source alone
 
-    from views import state
+    from views.widgets import state  # noqa: PLC0415 - AppTest runs this function's source alone
 
     page = st.session_state.get("page", "heatmap")
     if st.session_state.get("drawn") != page:  # as Streamlit does on a page switch: the widgets' state and the

@@ -2,17 +2,19 @@
 import json
 import math
 
-import apptest_harness as harness
 import numpy as np
 import pytest
-from apptest_harness import plotly_array
 from streamlit.testing.v1 import AppTest
+
+from harness import apptest
+from harness.apptest import plotly_array
+from runtime import models
 
 LABELS = ["d_model (width of the table)", "Number of positions", "First dimension shown", "Last dimension shown"]
 
 
 def open_positional(**params) -> AppTest:
-    return harness.open_page("positional", **params)
+    return apptest.open_page("positional", **params)
 
 
 array = plotly_array
@@ -44,8 +46,6 @@ def test_default_shows_sinusoidal_and_minilm_learned_positions():
 
 
 def test_learned_positions_are_the_models_weights():
-    from views import models
-
     at = open_positional(pe_d="384", pe_n="20", pe_from="0", pe_to="383")
     weight = models.loaded_model(models.Choice("minilm")).model.embeddings.position_embeddings.weight
     np.testing.assert_allclose(array(figures(at)[1]["data"][0]["z"]), weight[:20].detach().numpy(), atol=1e-6)

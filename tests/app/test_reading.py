@@ -1,12 +1,14 @@
 """Chinese on an English model: below the text box, the tokens as the model sees them, how many are [UNK], and a link
-to the Translate page with the text as its source (views/reading.py); nothing for a text the model reads."""
+to the Translate page with the text as its source (views/shell/reading.py); nothing for a text the model reads."""
+import dataclasses
 from urllib.parse import parse_qs
 
 import pytest
 
-from tests.app.apptest_harness import open_page
-from views import reading, registry
-from views.registry import RUN
+from harness.apptest import open_page
+from model.loading.sources import list_sources
+from views.shell import frame, reading, registry
+from views.shell.registry import RUN
 
 CHINESE = "我有一只猫"  # all-MiniLM-L6-v2: [CLS] 我 有 一 [UNK] [UNK] [SEP]
 RUN_PAGES = [spec.path for spec in registry.PAGES if RUN in spec.needs]
@@ -59,11 +61,6 @@ def test_the_translator_says_what_it_has_not_seen_itself():
 
 
 def test_without_the_translator_no_link(monkeypatch):
-    import dataclasses
-
-    from model.sources import list_sources
-    from views import frame
-
     monkeypatch.setattr(frame, "sources", lambda: [dataclasses.replace(s, available=s.key != "translator")
                                                    for s in list_sources()])
     at = open_page("heatmap", text=CHINESE)

@@ -1,14 +1,14 @@
-"""views.registry: every page declared once, and what reads it (the app, the README, a new page)."""
+"""views.shell.registry: every page declared once, and what reads it (the app, the README, a new page)."""
 import importlib
 import re
 from pathlib import Path
 
-import apptest_harness as harness
 import pytest
 
-from views import registry
+from harness import apptest
+from views.shell import registry
 
-ROOT = Path(harness.APP).parent
+ROOT = Path(apptest.APP).parent
 
 
 def test_the_readme_page_table_is_the_registry():
@@ -30,7 +30,7 @@ def test_each_module_draws_its_page_with_view(spec):
 
 
 def test_every_page_module_in_views_is_registered():
-    modules = {f"views.{p.stem}" for p in (ROOT / "views").glob("*.py")
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "views").rglob("*.py")
                if re.search(r"^def view\(page", p.read_text(), flags=re.M)}
     assert modules == {spec.module for spec in registry.PAGES}
 
@@ -42,18 +42,18 @@ def test_a_new_page_is_one_registry_entry_and_one_module(monkeypatch):
                               "How spread out each query's attention is.",
                               frozenset({registry.MODEL, registry.TEXT, registry.RUN}))
     monkeypatch.setattr(registry, "PAGES", (*registry.PAGES, entry))
-    at = harness.open_page("entropy", text="Hello students", layer="2")
+    at = apptest.open_page("entropy", text="Hello students", layer="2")
     assert not at.exception
     assert at.caption[0].value == "How spread out each query's attention is."
     assert at.text_area[0].value == "Hello students" and at.slider[0].value == 2
     assert len(at.get("vega_lite_chart")) == 1  # st.bar_chart
     at.slider[0].set_value(3).run()
-    assert harness.link_value(at, "layer") == "3"
+    assert apptest.link_value(at, "layer") == "3"
 
 
 def test_the_readme_example_is_the_module_this_test_runs():
-    readme = (ROOT / "README.md").read_text()
-    example = readme.split("# views/entropy.py: the whole page\n", 1)[1].split("```", 1)[0]
+    readme = (ROOT / "docs" / "architecture.md").read_text()
+    example = readme.split("# views/pages/entropy.py: the whole page\n", 1)[1].split("```", 1)[0]
     module = (ROOT / "tests/app/example_page.py").read_text().split('"""', 2)[2]
 
     def code(text: str) -> list[str]:

@@ -1,5 +1,5 @@
 """The rollout page (/rollout) in AppTest: the rollout map, the query's rollout and flow, the saliency, all equal to
-model.rollout on the run's own maps and model; the downloads; the flow's limit said in the page."""
+model.analysis.rollout on the run's own maps and model; the downloads; the flow's limit said in the page."""
 import base64
 import csv
 import io
@@ -7,10 +7,12 @@ import io
 import numpy as np
 import pytest
 import torch
-from apptest_harness import charts, open_page
 
-from model.rollout import flow_row, rollout, saliency
-from views import downloads
+from harness.apptest import charts, open_page
+from model.analysis.rollout import flow_row, rollout, saliency
+from runtime import models, runs
+from runtime.models import loaded_model
+from views.widgets import downloads
 
 TEXT = "the cat sat on the mat"
 
@@ -23,8 +25,6 @@ def array(value) -> np.ndarray:
 
 
 def test_the_charts_are_the_models_numbers_and_the_files_hold_them(offered):
-    from views import models, runs
-
     at = open_page("rollout", text=TEXT, layer="3", query="2", target="token")
     assert not at.exception
     run = runs.compute_run(models.Choice("minilm"), TEXT)
@@ -34,7 +34,6 @@ def test_the_charts_are_the_models_numbers_and_the_files_hold_them(offered):
     assert heat.figure["layout"]["title"]["text"] == "Attention rollout through layers 0..3"
     np.testing.assert_allclose(array(bars.figure["data"][0]["y"]), expected[2], atol=1e-6)
     np.testing.assert_allclose(array(bars.figure["data"][1]["y"]), flow_row(run.attentions, 2, 3), atol=1e-6)
-    from views.models import loaded_model
 
     with torch.inference_mode():
         signed, norm = saliency(loaded_model(models.Choice("minilm")).model, torch.tensor([run.ids]), "token", 2)

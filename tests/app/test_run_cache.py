@@ -1,14 +1,18 @@
 """What the run cache keeps: attention maps and each layer's input, small enough for a class, and the
 details recomputed from them equal to a full recorded forward pass."""
+import contextlib
+import threading
+import time
+
 import pytest
 import torch
 
 from model.compiled import CompiledPass
+from model.loading.sources import RandomConfig
 from model.masks import CAUSAL_PADDING, CUSTOM
-from model.sources import RandomConfig
+from runtime import model_thread, models, runs
+from runtime.budget import nbytes
 from tests.identical import assert_identical
-from views import model_thread, models, runs
-from views.cache import nbytes
 
 BERT_BASE = models.Choice("random", RandomConfig(768, 12, 12, 3072))
 
@@ -85,7 +89,6 @@ def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
 def test_passes_from_fresh_threads_run_on_the_same_long_lived_model_threads():
     """Streamlit runs each rerun in a new thread; the model runs on the process's own threads, under
     inference_mode, whichever rerun asks."""
-    import threading
 
     seen = []
 
@@ -114,8 +117,6 @@ def test_an_error_on_a_model_thread_reaches_the_caller():
 
 def test_only_a_long_pass_shows_a_spinner(monkeypatch):
     """st.spinner costs a thread and a message: a 14 ms pass goes without, a pass past SPINNER_AFTER gets one."""
-    import contextlib
-    import time
 
     shown = []
 
@@ -159,13 +160,11 @@ def test_a_new_model_runs_its_first_pass_eagerly_and_is_compiled_for_the_next(mo
 
 
 def test_a_compiled_pass_that_fails_its_first_call_is_not_used(monkeypatch):
-    import model.compiled
-
     class Broken:
         def __call__(self, ids):
             raise RuntimeError("graph cannot run")
 
-    monkeypatch.setattr(model.compiled, "compiled_pass", lambda m, n: Broken())
+    monkeypatch.setattr(model_thread, "compiled_pass", lambda m, n: Broken())  # where the app looks it up
     choice = models.Choice("random", RandomConfig(32, 2, 1, 64, seed=8))  # a model no other test builds
     first = runs.compute_run(choice, "a model whose graph fails")
     assert models.compiling(choice).wait() is None

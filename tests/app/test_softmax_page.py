@@ -2,16 +2,16 @@
 import json
 import math
 
-import apptest_harness as harness
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from views import memory
+from harness import apptest
+from runtime import memory
 
 
 def run(**params) -> AppTest:
-    return harness.open_page("softmax", **params)
+    return apptest.open_page("softmax", **params)
 
 
 def charts(at) -> list[dict]:
@@ -54,7 +54,7 @@ def test_url_state_is_restored_and_written_back():
     assert at.selectbox(key="query").value == 2
     assert at.slider(key="temp").value == 2.5
     at.selectbox(key="query").set_value(4).run()
-    assert harness.link_value(at, "query") == "4" and harness.link_value(at, "text") == "The cat sat on the mat"
+    assert apptest.link_value(at, "query") == "4" and apptest.link_value(at, "text") == "The cat sat on the mat"
 
 
 @pytest.mark.parametrize("t, flatter", [("2", True), ("5", True), ("0.5", False), ("0.1", False)])
@@ -73,9 +73,9 @@ def test_temperature_one_is_the_models_row():
     at = run(text="The animal didn't cross the street because it was too tired.", layer="3", head="1", query="10")
     assert at.slider(key="temp").value == 1.0
     model_bars, overlay = charts(at)[3], charts(at)[4]
-    row = harness.plotly_array(model_bars["data"][0]["y"])
-    np.testing.assert_allclose(harness.plotly_array(overlay["data"][1]["y"]), row, atol=1e-6)  # T = 1
-    np.testing.assert_allclose(harness.plotly_array(overlay["data"][0]["y"]), row, atol=1e-6)
+    row = apptest.plotly_array(model_bars["data"][0]["y"])
+    np.testing.assert_allclose(apptest.plotly_array(overlay["data"][1]["y"]), row, atol=1e-6)  # T = 1
+    np.testing.assert_allclose(apptest.plotly_array(overlay["data"][0]["y"]), row, atol=1e-6)
     assert metric(at, "Entropy, T = 1") == pytest.approx(metric(at, "Entropy (nats)"), abs=1e-4)
 
 

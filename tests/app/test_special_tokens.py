@@ -1,22 +1,21 @@
-"""The special tokens switch (?special=) on the heatmap, all-heads, line view, compare and encoder-decoder pages: hidden by the model's own ids, rows as
-computed or renormalised (and the page says which), the download is the map shown."""
+"""The special tokens switch (?special=) on the heatmap, all-heads, line view, compare and encoder-decoder pages: hidden
+by the model's own ids, rows as computed or renormalised (and the page says which), the download is the map shown."""
 import csv
 import io
 
 import numpy as np
 import pytest
-from apptest_harness import charts, figures, open_page, plotly_array
 
-from views import downloads
-from views.special_tokens import Shown
+from harness.apptest import charts, figures, open_page, plotly_array
+from runtime import models, runs
+from views.widgets import downloads
+from views.widgets.special_tokens import Shown
 from viz import wire
 
 TEXT = "the cat sat on the mat"
 
 
 def attentions(text: str = TEXT):
-    from views import models, runs
-
     return runs.compute_run(models.Choice("minilm"), text).attentions
 
 

@@ -1,21 +1,21 @@
 """The Step-by-step page in AppTest: every step drawn with its shape and formula, Pre-LN vs Post-LN, 512 tokens."""
 import base64
 
-import apptest_harness as harness
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from views import memory, models, runs
+from harness import apptest
+from runtime import memory, models, runs
 
 TEXT = "The cat sat on the mat"  # [CLS] the cat sat on the mat [SEP]: T = 8
 
 
 def run(**params) -> AppTest:
-    return harness.open_page("steps", **params)
+    return apptest.open_page("steps", **params)
 
 
 def specs(at) -> list[dict]:
-    return harness.figures(at)
+    return apptest.figures(at)
 
 
 def shapes(at) -> list[str]:
@@ -35,7 +35,7 @@ def test_layer_0_walks_from_embeddings_to_the_ffn():
     assert at.title[0].value == "Step by step"
     labels = shapes(at)
     # 5 embeddings, Q K V, 3 T x T (no mask: S' is step 4's), AV, concat, W_O, 2, 2, 2
-    assert len(harness.charts(at)) == len(labels) == 20
+    assert len(apptest.charts(at)) == len(labels) == 20
     assert "**Q (head 2)** &nbsp; `(T, d_k) = (8, 32)`" in labels
     assert "**A** &nbsp; `(T, T) = (8, 8)`" in labels
     assert any("`(T, d_ff) = (8, 1536)`" in lab for lab in labels)
@@ -66,7 +66,7 @@ def test_charts_hold_the_traced_numbers():
 def test_later_layer_starts_from_the_previous_output():
     at = run(text=TEXT, layer="4")
     assert not at.exception
-    assert len(harness.charts(at)) == 16
+    assert len(apptest.charts(at)) == 16
     assert any("X = Z_{3}" in lat.value for lat in at.latex)
     assert any("The output Z of layer 3." in c.value for c in at.caption)
 
@@ -96,7 +96,7 @@ def test_url_state_is_restored_and_written_back():
     assert (at.slider(key="layer").value, at.slider(key="head").value, at.slider(key="dim0").value) == (2, 5, 100)
     assert any("dimensions 100–163 of 384" in c.value for c in at.caption)
     at.slider(key="head").set_value(6).run()
-    assert harness.link_value(at, "head") == "6" and harness.link_value(at, "dim0") == "100"
+    assert apptest.link_value(at, "head") == "6" and apptest.link_value(at, "dim0") == "100"
 
 
 def test_moving_layer_or_head_does_not_rerun_the_model():
@@ -118,7 +118,7 @@ def test_512_tokens_show_a_window_and_stay_under_1_mb():
     assert not at.exception
     assert at.slider(key="row0").max == 512 - 64 and at.slider(key="row0").value == 400
     assert any("tokens 400–463 of 512" in c.value for c in at.caption)
-    all_charts = harness.charts(at)
+    all_charts = apptest.charts(at)
     sizes = sum(c.size for c in all_charts)
     assert len(all_charts) == 20 and sizes < 970_000, sizes  # the page's other elements take about 30 KB
     probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))

@@ -7,9 +7,10 @@ from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 import locales
+from harness.apptest import TIMEOUT, _app_starting_at, link_value
 from locales import _
-from tests.app.apptest_harness import TIMEOUT, _app_starting_at, link_value
-from views import registry, tour
+from views.pages import tour
+from views.shell import registry
 
 
 def _open(path: str, **params) -> AppTest:
@@ -30,7 +31,7 @@ def test_the_stops_follow_the_tutorials_and_exist():
                                                   "architecture", "encoder-decoder", "translate"]
     for stop in tour.STOPS:
         registry.by_path(stop.path)
-        assert set(map(str, stop.params)) <= __import__("views.state").state.LINK_KEYS
+        assert set(map(str, stop.params)) <= registry.link_keys()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -2,15 +2,15 @@
 predicts beside what free generation writes and reads, the first divergence, the decoder's self-attention under
 teacher forcing; every control (training snapshot, typed reference, layer, head, mean), heads switched off, and a
 text outside the language with and without a reference."""
-import apptest_harness as harness
 import numpy as np
 import pytest
-from apptest_harness import figures, link_value, plotly_array
 
-from model.ablation import sources_of
-from model.snapshots import at_snapshot
-from model.teacher_forcing import compare
+from harness import apptest
+from harness.apptest import figures, link_value, plotly_array
 from model.translator import load_shipped
+from model.translator.ablation import sources_of
+from model.translator.snapshots import at_snapshot
+from model.translator.teacher_forcing import compare
 
 EVERY_CROSS = ",".join(f"cross.{layer}.{head}" for layer in range(2) for head in range(4))
 
@@ -21,7 +21,7 @@ def translator():
 
 
 def open_forcing(**params):
-    at = harness.open_page("translate", part="forcing", **params)
+    at = apptest.open_page("translate", part="forcing", **params)
     assert not at.exception, at.exception
     return at
 

@@ -1,17 +1,16 @@
 """The Translate page's "Switch heads off" part in Streamlit's AppTest: the translation with and without the heads
 switched off in the sidebar (?off=), the exact match on the 200 fixed held-out sentences, every button (sets of heads,
 back on, the head that matters most), the ranking computed once per process, and bad input."""
-import apptest_harness as harness
 import pytest
 import torch
-from apptest_harness import link_value
 
-from model import ablation
-from model.decoding import generate, words_of
-from model.translator import load_shipped
-from training import language
-from views import memory
-from views.translate_heads import QUICK_SETS
+from harness import apptest
+from harness.apptest import link_value
+from model.translator import ablation, load_shipped
+from model.translator.decoding import generate, words_of
+from runtime import memory
+from training import toy_language
+from views.translate.heads import QUICK_SETS, marked
 
 EVERY_CROSS = [f"cross.{layer}.{head}" for layer in range(2) for head in range(4)]
 
@@ -23,13 +22,13 @@ def translator():
 
 @pytest.fixture(scope="module")
 def held_out(translator):
-    sentences = language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
+    sentences = toy_language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
     src = ablation.sources_of(translator, [s.chinese() for s in sentences])
     return src, [s.english() for s in sentences]
 
 
 def open_heads(**params):
-    at = harness.open_page("translate", part="heads", **params)
+    at = apptest.open_page("translate", part="heads", **params)
     assert not at.exception, at.exception
     return at
 
@@ -131,12 +130,10 @@ def test_any_text_the_page_lets_through_is_translated_with_and_without_the_heads
                                                                  whole)  # (nothing: it wrote <eos> first)
     assert said(at, "**Without the 8 heads switched off:**") is not None
     against = [c.value for c in at.caption if c.value.startswith("Against the correct translation")]
-    assert bool(against) == (language.parse(src) is not None)
+    assert bool(against) == (toy_language.parse(src) is not None)
 
 
 def test_only_the_words_that_changed_are_marked():
-    from views.translate_heads import marked
-
     assert marked("the teacher bought two books".split(), "she bought two books".split()) == \
         ":red[**the**] :red[**teacher**] bought two books"
     assert marked("I have a cat".split(), "I have a cat".split()) == "I have a cat"

@@ -3,20 +3,20 @@ trained, the translation and cross-attention of each snapshot, its held-out accu
 snapshot marked; the map's pickers; the link; bad input."""
 import html
 
-import apptest_harness as harness
 import numpy as np
 import pytest
 import torch
-from apptest_harness import figures, link_value, plotly_array
 from streamlit.testing.v1 import AppTest
 
-from model.decoding import generate
-from model.snapshots import at_snapshot, snapshot_steps, training_record
+from harness import apptest
+from harness.apptest import figures, link_value, plotly_array
 from model.translator import load_shipped
+from model.translator.decoding import generate
+from model.translator.snapshots import at_snapshot, snapshot_steps, training_record
 
 
 def open_learning(**params) -> AppTest:
-    return harness.open_page("translate", part="learning", **params)
+    return apptest.open_page("translate", part="learning", **params)
 
 
 def translation_line(at: AppTest) -> str:

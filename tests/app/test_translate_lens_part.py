@@ -1,5 +1,5 @@
-"""The Translate page's logit lens (?part=lens) in AppTest: the grid is model.logit_lens of the source with the
-sidebar's heads off; the last layer's words are the translation; the downloads hold the same numbers."""
+"""The Translate page's logit lens (?part=lens) in AppTest: the grid is model.translator.logit_lens of the source with
+the sidebar's heads off; the last layer's words are the translation; the downloads hold the same numbers."""
 import base64
 import csv
 import io
@@ -7,15 +7,14 @@ import io
 import numpy as np
 import pytest
 import torch
-from apptest_harness import charts, open_page
 
-from model.logit_lens import logit_lens
-from views import downloads
+from harness.apptest import charts, open_page
+from model.translator import load_shipped
+from model.translator.logit_lens import logit_lens
+from views.widgets import downloads
 
 
 def expected(src: str, off=()):
-    from model.translator import load_shipped
-
     model = load_shipped().eval()
     with torch.inference_mode():
         return logit_lens(model, torch.tensor([model.encode_source(src)[1]]), off)

@@ -3,13 +3,14 @@ start, watch it to the end (loss curve, accuracy, translation and map), a second
 by whoever started it and nobody else, live training switched off, a bad setting said plainly."""
 import time
 
-import apptest_harness as harness
 import pytest
-from apptest_harness import figures
 from streamlit.testing.v1 import AppTest
 
-from training import live as live_training
-from views import translate_live
+from harness import apptest
+from harness.apptest import figures
+from harness.catalog import marked_chinese, untranslated
+from runtime import live_training as live_training
+from views.translate import live as translate_live
 
 STEPS = 20
 
@@ -27,7 +28,7 @@ def live(monkeypatch):
 
 
 def open_live(**params) -> AppTest:
-    return harness.open_page("translate", part="live", **params)
+    return apptest.open_page("translate", part="live", **params)
 
 
 def labels(at: AppTest) -> list[str]:
@@ -62,7 +63,7 @@ def test_start_watch_it_learn_and_finish(live):
     assert "Stop it" not in labels(lecturer)
     curve = next(f for f in figures(lecturer) if f["data"][0]["type"] == "scatter")
     cross = next(f for f in figures(lecturer) if f["data"][0]["type"] == "heatmap")
-    assert len(harness.plotly_array(curve["data"][0]["y"])) == STEPS
+    assert len(apptest.plotly_array(curve["data"][0]["y"])) == STEPS
     assert curve["layout"]["xaxis"]["range"][1] >= STEPS
     assert len(cross["data"][0]["x"]) == 5  # 我有一只猫
     assert any(m.value.startswith(f"**Its translation after {STEPS} steps") for m in lecturer.markdown)
@@ -129,11 +130,11 @@ def test_a_bad_setting_is_said_plainly(monkeypatch):
 
 def _status_in_chinese(state: str, test: float | None, why: tuple) -> None:
     """An app that draws the live part's status of one made-up run, in Chinese: no training process is started."""
-    import time
+    import time  # noqa: PLC0415 - AppTest runs this function's source alone
 
-    import locales
-    from training.live import LiveRun
-    from views.translate_live import status
+    import locales  # noqa: PLC0415 - AppTest runs this function's source alone
+    from runtime.live_training import LiveRun  # noqa: PLC0415 - AppTest runs this function's source alone
+    from views.translate.live import status  # noqa: PLC0415 - AppTest runs this function's source alone
 
     message, fields = why
     english = message.format(**dict(fields)) if message else ""
@@ -151,7 +152,6 @@ def _status_in_chinese(state: str, test: float | None, why: tuple) -> None:
     ("failed", None, (live_training.CRASHED, (("code", 1),)))])
 def test_every_state_of_a_run_and_why_it_ended_is_said_in_chinese(monkeypatch, state, test, why):
     """A run is shared by sessions in both languages: its state and why it ended are translated as they are shown."""
-    from tests.app.languages import marked_chinese, untranslated
 
     with marked_chinese(monkeypatch) as misses:
         at = AppTest.from_function(_status_in_chinese, args=(state, test, why), default_timeout=30).run()

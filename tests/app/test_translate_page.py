@@ -3,15 +3,16 @@ slider, previous / next / play, layer, head, mean), the three ways of choosing a
 switched off, the examples, its link, and every kind of bad input as a plain message."""
 import time
 
-import apptest_harness as harness
 import numpy as np
 import pytest
 import torch
-from apptest_harness import figures, link_value, plotly_array
 
-from model.decoding import Sampling, beam_search, generate, words_of
+from harness import apptest
+from harness.apptest import figures, link_value, plotly_array
 from model.translator import load_shipped
-from views.translate import PLAYING
+from model.translator.decoding import Sampling, beam_search, generate, words_of
+from runtime import memory
+from views.translate.page import PLAYING
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def source_ids(model, text: str):
 
 
 def open_translate(**params):
-    at = harness.open_page("translate", **params)
+    at = apptest.open_page("translate", **params)
     assert not at.exception, at.exception
     return at
 
@@ -184,8 +185,6 @@ def test_a_bad_step_in_the_link_is_ignored_with_a_notice():
 
 
 def test_moving_the_step_layer_or_head_never_runs_the_model_again():
-    from views import memory
-
     at = open_translate(src="明天老师在公园看见三只小鸟吗")
     decoded = memory.COMPUTED["forward"]
     for t in range(1, 4):

@@ -1,19 +1,21 @@
 """The translator in the pages, in Streamlit's AppTest: the default of the encoder-decoder page (its own
 translation, Chinese characters and English words on the axes, unknown characters named), its encoder on the masks
 page, its link (?model=translator, ?src=, ?tgt=) read back as it was written."""
+import dataclasses
 import html
 
-import apptest_harness as harness
 import numpy as np
 import pytest
 import torch
-from apptest_harness import figures, link_value, plotly_array
 from streamlit.testing.v1 import AppTest
 
-from model.decoding import generate, words_of
+from harness import apptest
+from harness.apptest import figures, link_value, plotly_array
+from model.loading import sources
 from model.translator import load_shipped
-from model.vocabulary import chinese_tokens
-from views import models
+from model.translator.decoding import generate, words_of
+from model.translator.vocabulary import chinese_tokens
+from runtime import models
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def translate(model, text: str) -> str:
 
 
 def open_seq2seq(**params) -> AppTest:
-    return harness.open_page("encoder-decoder", **params)
+    return apptest.open_page("encoder-decoder", **params)
 
 
 def axes(figure: dict) -> tuple[list[str], list[str]]:
@@ -128,14 +130,10 @@ def test_switching_models_swaps_the_texts_still_at_their_defaults():
 
 
 def test_the_translator_unavailable_is_said_and_the_random_model_serves(monkeypatch):
-    import dataclasses
-
-    from model import sources
-
     real = sources.list_sources()
     gone = [dataclasses.replace(s, available=False, reason="its shipped files are missing (model.safetensors)")
             if s.key == "translator" else s for s in real]
-    monkeypatch.setattr(sources, "list_sources", lambda: gone)
+    monkeypatch.setattr(models, "list_sources", lambda: gone)  # where the app looks it up
     models.sources.clear()  # cached for a minute per process
     try:
         at = open_seq2seq()
@@ -148,7 +146,7 @@ def test_the_translator_unavailable_is_said_and_the_random_model_serves(monkeypa
 
 
 def test_on_the_masks_page_its_encoder_reads_the_chinese_under_each_mask():
-    at = harness.open_page("masks", model="translator", src="我有一只猫", mask="padding", pad_to="8")
+    at = apptest.open_page("masks", model="translator", src="我有一只猫", mask="padding", pad_to="8")
     assert not at.exception and not at.warning
     assert at.text_area(key="src").value == "我有一只猫"
     mask, attention, _ = figures(at)
@@ -158,19 +156,19 @@ def test_on_the_masks_page_its_encoder_reads_the_chinese_under_each_mask():
     assert any("translator's **encoder**" in i.value for i in at.info)
     assert {k: link_value(at, k) for k in ("model", "src", "mask", "pad_to")} == {
         "model": "translator", "src": "我有一只猫", "mask": "padding", "pad_to": "8"}
-    causal = harness.open_page("masks", model="translator", mask="causal")
+    causal = apptest.open_page("masks", model="translator", mask="causal")
     z = plotly_array(figures(causal)[1]["data"][0]["z"])
     assert np.isnan(z[np.triu_indices(5, 1)]).all() and not np.isnan(z[np.tril_indices(5)]).any()
 
 
 def test_on_the_masks_page_unknown_characters_are_named():
-    at = harness.open_page("masks", model="translator", src="我有一只狮子")  # two passes: with and without the mask
+    at = apptest.open_page("masks", model="translator", src="我有一只狮子")  # two passes: with and without the mask
     assert not at.exception and figures(at)
     assert ["never seen this character: ` 狮 `" in w.value for w in at.warning] == [True]  # said once
 
 
 def test_pages_of_one_model_only_do_not_offer_it():
-    at = harness.open_page("heatmap", model="translator")
+    at = apptest.open_page("heatmap", model="translator")
     assert not at.exception
     assert any("Ignored ` model=translator ` in the link" in w.value for w in at.warning)
     assert not [o for o in at.sidebar.selectbox(key="model").options if o.startswith("Translator")]

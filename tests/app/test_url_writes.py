@@ -1,9 +1,9 @@
-"""views.state.url_writes: a run's URL writes reach the browser as one message, and never half of them."""
+"""views.widgets.state.url_writes: a run's URL writes reach the browser as one message, and never half of them."""
 from types import SimpleNamespace
 
 import pytest
 
-from views import state
+from views.widgets import state
 
 
 class QueryParams(dict):

@@ -1,5 +1,5 @@
 """The fixtures of tests/deploy: compose.yaml parsed; and for test_proxy.py three `streamlit run app.py` replicas
-on loopback, Debian's nginx in front of them with deploy/nginx.conf (bench/proxy.py), and Chromium. Module scope:
+on loopback, Debian's nginx in front of them with deploy/nginx.conf (harness/proxy.py), and Chromium. Module scope:
 each module that asks gets its own, since test_proxy.py kills a replica on purpose."""
 import contextlib
 from pathlib import Path
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.proxy import Proxy
-from bench.servers import chromium, start
+from harness.proxy import Proxy
+from harness.servers import chromium, start
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICAS = 3

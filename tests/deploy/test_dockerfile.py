@@ -3,6 +3,7 @@
 Building the image is not part of the suite (minutes, and root): scripts/build_image.sh does it
 and smoke-tests the result. These checks read the Dockerfile's text.
 """
+import ast
 import json
 import re
 import shutil
@@ -119,14 +120,13 @@ def test_dockerignore_keeps_tests_venvs_and_caches_out():
 def test_every_package_of_the_project_the_app_imports_is_copied():
     """A package of this repository that app.py, a page or a package they import imports (training: the Translate
     page's language and its live training) must be in the image."""
-    import ast
 
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     copied = {a.split()[0] for k, a in instructions() if k == "COPY"}
     needed, todo = set(), ["app.py"]
     while todo:
         source = ROOT / todo.pop()
-        files = sorted(source.glob("*.py")) if source.is_dir() else [source]
+        files = sorted(source.rglob("*.py")) if source.is_dir() else [source]
         for file in files:
             for node in ast.walk(ast.parse(file.read_text())):
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)
@@ -135,5 +135,5 @@ def test_every_package_of_the_project_the_app_imports_is_copied():
                 for top in {n.split(".")[0] for n in names} & packages - needed:
                     needed.add(top)
                     todo.append(top)
-    assert {"views", "model", "viz", "training"} <= needed
+    assert {"views", "runtime", "model", "viz", "training"} <= needed
     assert needed <= copied, f"imported but not in the image: {needed - copied}"

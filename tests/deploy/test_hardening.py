@@ -143,7 +143,7 @@ def test_compose_nginx_keeps_only_the_capabilities_it_needs(compose):
 
 def test_compose_is_valid_for_compose():
     try:
-        import jsonschema
+        import jsonschema  # noqa: PLC0415 - optional: a missing one is said with how to install it
     except ImportError:
         pytest.fail("jsonschema is missing: .venv/bin/pip install -r requirements-dev.txt (kubernetes-validate)")
     schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())

@@ -1,9 +1,12 @@
 """compose.yaml and deploy/k8s/*.yaml: they parse, they say what the README says, and the Kubernetes
 manifests validate against the API's own schemas (kubernetes-validate bundles them: offline)."""
+import importlib.util
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+import uvicorn
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,11 +72,6 @@ def test_nginx_closes_idle_replica_connections_first():
     """A reused idle connection the replica is closing gets a reset, and max_fails=1 then takes a live replica
     out for fail_timeout: its students' requests move to another one. So nginx's idle timeout for upstream
     connections must be below Streamlit's server's (uvicorn's timeout_keep_alive, which Streamlit leaves as is)."""
-    import importlib.util
-    import inspect
-
-    import uvicorn
-
     replica_idle = inspect.signature(uvicorn.Config).parameters["timeout_keep_alive"].default
     streamlit_dir = Path(importlib.util.find_spec("streamlit").origin).parent  # found, not imported (slow)
     assert "timeout_keep_alive" not in (streamlit_dir / "web/server/starlette/starlette_server.py").read_text()
@@ -91,7 +89,7 @@ def test_compose_documents_a_read_only_model_volume():
 @pytest.mark.parametrize("path", K8S, ids=[p.name for p in K8S])
 def test_k8s_manifest_validates(path):
     try:
-        import kubernetes_validate
+        import kubernetes_validate  # noqa: PLC0415 - optional: a missing one is said with how to install it
     except ImportError:
         pytest.fail("kubernetes-validate is missing: .venv/bin/pip install -r requirements-dev.txt")
     version = kubernetes_validate.utils.latest_version()

@@ -2,7 +2,7 @@
 nginx on loopback, a real browser (Debian's Chromium via Playwright) through the proxy.
 
 nginx runs with deploy/nginx.conf itself (copied byte for byte into a temporary prefix, because
-nginx resolves `include` next to the config file, see bench/proxy.py); the replicas, nginx and the
+nginx resolves `include` next to the config file, see harness/proxy.py); the replicas, nginx and the
 browser are tests/deploy/conftest.py's fixtures. Which replica served what is read from nginx's access
 log (the config's own `routed` format: `upstream=$upstream_addr route=$route_key`), where a browser
 context's route key is its `attnviz_route` cookie.

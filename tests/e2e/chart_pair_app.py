@@ -1,10 +1,11 @@
-"""tests/e2e/test_mounted_chart_browser.py serves this page: one figure drawn twice, by Streamlit's st.plotly_chart (above)
-and by views.chart (below), as the app draws its charts (no plotly template, the app's toolbar config)."""
+"""tests/e2e/test_mounted_chart_browser.py serves this page: one figure drawn twice, by Streamlit's st.plotly_chart
+(above) and by views.charts.mounted (below), as the app draws its charts (no plotly template, the app's toolbar
+config)."""
 import numpy as np
 import plotly.io as pio
 import streamlit as st
 
-from views.chart import show_chart
+from views.charts.mounted import show_chart
 from viz.attention import CHART_CONFIG, heatmap_spec
 
 pio.templates.default = None  # as app.py

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.servers import chromium, spawn
+from harness.servers import chromium, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"

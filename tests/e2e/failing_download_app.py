@@ -1,6 +1,6 @@
 """tests/e2e/test_download_failure.py serves this page: one download whose file cannot be built, in a fragment as on the
 heatmap page, and one that works, outside it, as on the masks page."""
-from views import downloads, state
+from views.widgets import downloads, state
 
 
 def broken() -> bytes:

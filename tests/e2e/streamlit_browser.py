@@ -1,6 +1,8 @@
 """Driving a Streamlit page in a real browser: knowing when a run has finished, and taking a download."""
 from pathlib import Path
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 TIMEOUT = 90_000  # ms
 FAILED_DOWNLOAD = '[data-testid="stDownloadButtonError"], [data-testid="stAlert"]:has-text("could not be made")'
 
@@ -8,7 +10,6 @@ FAILED_DOWNLOAD = '[data-testid="stDownloadButtonError"], [data-testid="stAlert"
 def count_runs(page) -> None:
     """page.runs: how many script runs the server has reported finished (Streamlit's script_finished message, one
     per run, a fragment's included). Call before page.goto."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     page.runs = 0
 

@@ -3,11 +3,11 @@ and model), and at 512 tokens the page arrives whole within the issue's byte bud
 import re
 from urllib.parse import quote
 
-from bench.app import sentence
+from harness.texts import sentence
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 
 GRID = '[data-testid="stDataFrame"]'
-HEADER_PX, ROW_PX = 35, 52  # the table's header and row heights (views/atlas.py row_height)
+HEADER_PX, ROW_PX = 35, 52  # the table's header and row heights (views/pages/atlas.py row_height)
 
 
 def received_bytes(page) -> list:

@@ -1,7 +1,7 @@
-"""A download whose file cannot be made says so on the page (views.downloads), in a real browser."""
+"""A download whose file cannot be made says so on the page (views.widgets.downloads), in a real browser."""
 from pathlib import Path
 
-from bench.servers import spawn
+from harness.servers import spawn
 from tests.e2e.streamlit_browser import TIMEOUT, count_runs, rerun_after, wait_runs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,11 +1,12 @@
 """Every download of every page, for every kind of model, clicked in a real browser and the file opened.
 
-Every file is named by page, model, layer and head (views/file_names.py), and a CSV starts with a UTF-8 byte order
-mark, for Excel. Pages x model sources: the pretrained default, a random model with learned and with sinusoidal
+Every file is named by page, model, layer and head (views/widgets/file_names.py), and a CSV starts with a UTF-8 byte
+order mark, for Excel. Pages x model sources: the pretrained default, a random model with learned and with sinusoidal
 positions, a checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on
 the pages that offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell
 clicks every download button (CSV read back, .npz opened with allow_pickle=False; on the pages whose files hold the
-model's trace or maps, their shapes checked against the model) and one chart's camera button (PNG or SVG, the format the link asks for: each page gets both across its sources).
+model's trace or maps, their shapes checked against the model) and one chart's camera button (PNG or SVG, the format the
+link asks for: each page gets both across its sources).
 """
 import csv
 import io
@@ -18,13 +19,14 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
+import torch
 
-from bench.servers import spawn
+from harness.servers import spawn
+from model.loading.sources import packaged_model_dir
 from model.positional import sinusoidal_table
-from model.sources import packaged_model_dir
 from model.translator import SHIPPED
 from tests.e2e.streamlit_browser import TIMEOUT, count_runs, download, wait_runs
-from views.registry import MODEL, PAGES
+from views.shell.registry import MODEL, PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "Hello attention maps"
@@ -77,8 +79,7 @@ CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s != "translator" or 
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> tuple[Path, dict]:
     """A random tiny Hugging Face BERT with all-MiniLM-L6-v2's tokenizer: 3 layers x 4 heads, width 32."""
-    import torch
-    import transformers
+    import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
     directory = tmp_path_factory.mktemp("checkpoints") / TINY_BERT
     vocab = (packaged_model_dir() / "vocab.txt").read_text(encoding="utf-8").splitlines()
@@ -103,7 +104,7 @@ def dir_server(tiny_bert_dir):
 
 @pytest.fixture(scope="session")
 def tokenize():
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
     tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir(), local_files_only=True)
     return lambda text: tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])

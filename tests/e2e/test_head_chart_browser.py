@@ -1,4 +1,4 @@
-"""The heatmap's own Layer and Head sliders (views/head_chart.py) in a real browser: the keyboard moves them, the
+"""The heatmap's own Layer and Head sliders (views/charts/head_chart.py) in a real browser: the keyboard moves them, the
 chart repaints the head picked without the server, the server then learns it (link, download), and a long text
 falls back to Streamlit's sliders."""
 import csv
@@ -8,7 +8,9 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
+import torch
 
+from model.loading.sources import DEFAULT_KEY, find_source, load
 from tests.e2e.streamlit_browser import count_runs, download, wait_runs
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error, open_page
 
@@ -27,10 +29,6 @@ Z = "() => Array.from(document.querySelector('.attnviz-chart').data[0].z, row =>
 @pytest.fixture(scope="module")
 def maps():
     """Every attention map of the default model, as the app computes them: maps(text) -> (layers, heads, T, T)."""
-    import torch
-
-    from model.sources import DEFAULT_KEY, find_source, load
-
     loaded = load(find_source(DEFAULT_KEY))
 
     def of(text: str) -> np.ndarray:

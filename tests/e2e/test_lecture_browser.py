@@ -7,9 +7,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bench.lecture import CHART, MEASURE, pages
+from harness.projector import CHART, MEASURE, pages
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
-
 
 AT_150 = ("heatmap", "steps", "lines")
 CASES = [pytest.param(1.0, path, params, id=f"1280x720-{path}") for path, params in pages()] + [

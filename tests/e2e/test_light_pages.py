@@ -11,9 +11,11 @@ import re
 from urllib.parse import quote
 
 import numpy as np
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.app import sentence
-from views.chart import COMPONENT, received, unpacked
+from harness.texts import sentence
+from views.charts.mounted import COMPONENT
+from views.charts.payload import received, unpacked
 
 CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 180_000
@@ -22,8 +24,7 @@ LONG = sentence(512)  # 512 tokens of the default model
 
 def charts_received(page) -> list:
     """page.charts: the plotly figures (parsed JSON) the browser has received so far, as drawn; page.sent: for the
-    mounted charts, the figures as they travelled (views.chart.unpacked). Call before page.goto."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    mounted charts, the figures as they travelled (views.charts.payload.unpacked). Call before page.goto."""
 
     page.charts, page.sent = [], []
 
@@ -36,7 +37,7 @@ def charts_received(page) -> list:
             if element.WhichOneof("type") == "plotly_chart":
                 page.charts.append(json.loads(element.plotly_chart.spec))
             elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.component_name == COMPONENT:
-                page.charts.append(received(element.bidi_component.bytes)[0])  # a chart of views.chart
+                page.charts.append(received(element.bidi_component.bytes)[0])  # a chart of views.charts.mounted
                 page.sent.append(unpacked(element.bidi_component.bytes)["figure"])
 
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))

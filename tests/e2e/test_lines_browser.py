@@ -3,7 +3,7 @@ outlined in the heatmap, ?query= in the link); at 512 tokens the page arrives wi
 import re
 from urllib.parse import quote
 
-from bench.app import sentence
+from harness.texts import sentence
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
 

@@ -1,5 +1,5 @@
-"""The mounted chart (views.chart) in a real browser: a slider move redraws the same chart node, and the chart looks
-as Streamlit's own st.plotly_chart draws the same figure."""
+"""The mounted chart (views.charts.mounted) in a real browser: a slider move redraws the same chart node, and the chart
+looks as Streamlit's own st.plotly_chart draws the same figure."""
 import io
 from pathlib import Path
 
@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bench.servers import spawn
+from harness.servers import spawn
 from tests.e2e.test_pages import TIMEOUT, assert_no_error, open_page, slider
 
 ROOT = Path(__file__).resolve().parents[2]
-MOUNTED = ".attnviz-chart.js-plotly-plot"  # a graph div of views.chart (the all-heads mosaic is st.plotly_chart's)
+# a graph div of views.charts.mounted (the all-heads mosaic is st.plotly_chart's)
+MOUNTED = ".attnviz-chart.js-plotly-plot"
 MARK = f"() => document.querySelectorAll({MOUNTED!r}).forEach((gd, i) => {{ gd.dataset.mark = 'kept' + i; }})"
 MARKS = f"() => Array.from(document.querySelectorAll({MOUNTED!r}), gd => gd.dataset.mark ?? null)"
 IMAGES = "() => Array.from(document.querySelectorAll('.js-plotly-plot .hm image'), im => im.getAttribute('href'))"

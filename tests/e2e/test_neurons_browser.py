@@ -2,7 +2,7 @@
 the page arrives within the issue's byte budget (1 MB), the 48 most attended keys drawn."""
 from urllib.parse import quote
 
-from bench.app import sentence
+from harness.texts import sentence
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 

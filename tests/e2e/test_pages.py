@@ -4,7 +4,7 @@ from urllib.parse import quote
 
 import pytest
 
-from views.registry import PAGES as REGISTRY
+from views.shell.registry import PAGES as REGISTRY
 
 CHART = ".js-plotly-plot .main-svg"
 PAGES = ["" if spec.default else spec.path for spec in REGISTRY if spec.path != "tour"]  # the default at /; the
@@ -78,8 +78,8 @@ def test_bad_url_value_gives_a_notice(page, server):
 
 
 def slider(page, label):
-    """A slider by the label shown above it: a chart's own (views/head_chart.py: the heatmap's Layer and Head for a
-    short text), else a Streamlit slider's thumb."""
+    """A slider by the label shown above it: a chart's own (views/charts/head_chart.py: the heatmap's Layer and Head for
+    a short text), else a Streamlit slider's thumb."""
     own = page.locator(".attnviz-heads").get_by_role("slider", name=label, exact=True)
     streamlits = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
     return own if own.count() else streamlits
@@ -101,7 +101,7 @@ def test_slider_moves_redraw_the_map_and_the_link(page, server):
 
 def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
     """Moves rerun only the page's fragment; the next page draws its own widgets, which start where these
-    were (views.state), and move on from there."""
+    were (views.widgets.state), and move on from there."""
     open_page(page, server, "", text="Carry the head over", layer=0, head=0)
     slider(page, "Layer").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 0')", timeout=TIMEOUT)

@@ -2,7 +2,7 @@
 saliency; at 512 tokens the page (rollout map, bars, saliency) arrives within the issue's byte budget (1 MB)."""
 from urllib.parse import quote
 
-from bench.app import sentence
+from harness.texts import sentence
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 

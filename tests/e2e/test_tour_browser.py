@@ -3,7 +3,8 @@ each page opening in its preset state with its chart, no error, the link of each
 import re
 
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
-from views import registry, tour
+from views.pages import tour
+from views.shell import registry
 
 
 def test_walk_the_tour_in_chinese_with_next(page, server, shoot):
@@ -27,7 +28,7 @@ def test_walk_the_tour_in_chinese_with_next(page, server, shoot):
 
 
 def test_a_stops_link_for_a_slide_opens_the_stop(page, server):
-    """The link a lecturer copies (views.tour.link, /heatmap?...) opens the stop, also for the default page."""
+    """The link a lecturer copies (views.pages.tour.link, /heatmap?...) opens the stop, also for the default page."""
     page.goto(server + tour.link(2, "zh"))
     page.get_by_text(re.compile("第 2 站")).wait_for(timeout=TIMEOUT)
     assert page.get_by_text("Page not found").count() == 0  # /, where the default page is served

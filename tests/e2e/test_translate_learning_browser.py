@@ -2,7 +2,7 @@
 translation, at the last one I have a cat with where each word looked; the slider moves between them."""
 from urllib.parse import parse_qs, urlsplit
 
-from model.snapshots import snapshot_steps
+from model.translator.snapshots import snapshot_steps
 from tests.e2e.conftest import SHOTS
 from tests.e2e.test_encoder_decoder_translator import ticks
 from tests.e2e.test_pages import TIMEOUT, assert_no_error, open_page

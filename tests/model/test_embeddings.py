@@ -6,9 +6,9 @@ import torch
 import transformers
 from bert_checkpoints import reference, save_tiny
 
+from model.analysis.embeddings import cosines, pca_2d, sentence_vectors
 from model.bert import BertModel
-from model.embeddings import cosines, pca_2d, sentence_vectors
-from model.sources import packaged_model_dir
+from model.loading.sources import packaged_model_dir
 
 
 def check(ours, hf, ids):

@@ -5,9 +5,9 @@ import torch
 import torch.nn.functional as F
 
 from model.facts import ModelFacts, SpecialTokens
+from model.loading.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
 from model.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from model.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
-from model.text import TextEncoder, TextTransformer
+from model.text_models import TextEncoder, TextTransformer
 from tests.model.conftest import TINY_BERT
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}

@@ -10,7 +10,7 @@ from torch import nn
 
 from model import EncoderLayer, MultiHeadAttention, Transformer
 from model.fast import FastDecoderLayer, FastEncoderLayer, FastMultiHeadAttention, accelerate
-from model.text import TextEncoder
+from model.text_models import TextEncoder
 from tests.identical import assert_identical
 from tests.model.conftest import TINY_BERT
 

@@ -1,8 +1,17 @@
 """A model's size is known before it is built, from the textbook's counts: exactly what building it allocates."""
 import pytest
+from torch import nn
 
-from model.footprint import module_bytes
-from model.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig, find_source, footprint, load, load_encoder_decoder
+from model.loading.footprint import module_bytes
+from model.loading.sources import (
+    DEFAULT_KEY,
+    RANDOM_KEY,
+    RandomConfig,
+    find_source,
+    footprint,
+    load,
+    load_encoder_decoder,
+)
 
 
 @pytest.mark.parametrize("config", [RandomConfig(), RandomConfig(96, 3, 3, 200, "relu", True, "learned", 5),
@@ -21,8 +30,6 @@ def test_a_checkpoints_footprint_covers_the_module_and_its_weights_read_beside_i
 
 
 def test_a_tied_tensor_is_counted_once():
-    from torch import nn
-
     a, b = nn.Linear(4, 4), nn.Linear(4, 4)
     b.weight = a.weight
     assert module_bytes(nn.Sequential(a, b)) == 4 * (16 + 4 + 4)

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from model.head_stats import PROPERTIES, head_properties, special_shares
+from model.analysis.head_stats import PROPERTIES, head_properties, special_shares
 
 # 4 tokens: [CLS] a a [SEP]; two heads: head 0 looks at the previous token (the first row at itself), head 1 is uniform
 IDS = [101, 7, 7, 102]

@@ -3,10 +3,10 @@ earlier layer equals the decoder layers run by hand on the teacher-forced words 
 import pytest
 import torch
 
-from model.decoding import generate
-from model.logit_lens import logit_lens
 from model.translator import load_shipped
-from model.vocabulary import BOS_ID
+from model.translator.decoding import generate
+from model.translator.logit_lens import logit_lens
+from model.translator.vocabulary import BOS_ID
 
 
 @pytest.fixture(scope="module")

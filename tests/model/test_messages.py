@@ -5,8 +5,8 @@ import pickle
 import pytest
 
 import locales
+from model.loading.sources import ConfigError, RandomConfig, find_source, list_sources
 from model.messages import Later
-from model.sources import ConfigError, RandomConfig, find_source, list_sources
 
 
 def test_a_config_error_is_shown_in_the_language_of_whoever_reads_it():

@@ -6,8 +6,8 @@ import torch
 import transformers
 from bert_checkpoints import reference, save_tiny
 
+from model.analysis.neurons import neuron_view, of_trace
 from model.bert import BertModel
-from model.neurons import neuron_view, of_trace
 
 
 def test_by_hand_on_two_keys():

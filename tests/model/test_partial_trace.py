@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from model.masks import CAUSAL_PADDING, NO_MASK, PADDING, attention_mask_of, pads
-from model.text import TextEncoder
+from model.text_models import TextEncoder
 from tests.identical import assert_identical
 
 

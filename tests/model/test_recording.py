@@ -6,7 +6,7 @@ import torch
 
 from model import Decoder, DecoderLayer
 from model.masks import attention_mask_of, causal_mask, pads
-from model.text import TextEncoder, TextTransformer
+from model.text_models import TextEncoder, TextTransformer
 from tests.identical import assert_identical
 
 IDS = torch.randint(1, 99, (2, 10), generator=torch.Generator().manual_seed(3))

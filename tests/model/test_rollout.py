@@ -5,8 +5,8 @@ import pytest
 import torch
 from bert_checkpoints import reference, save_tiny
 
+from model.analysis.rollout import flow_row, rollout, saliency, with_residual
 from model.bert import BertModel
-from model.rollout import flow_row, rollout, saliency, with_residual
 
 # one head per layer, 3 tokens, written out
 A0 = np.array([[1.0, 0.0, 0.0],
@@ -65,7 +65,7 @@ def test_flow_is_bounded():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    import transformers
+    import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
     directory = save_tiny(tmp_path_factory.mktemp("tiny"), transformers.BertModel)
     return BertModel.from_pretrained(directory).eval(), reference(directory)

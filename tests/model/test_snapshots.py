@@ -1,13 +1,20 @@
-"""model.snapshots: the shipped training snapshots, one step's tensors at a time, as translators."""
+"""model.translator.snapshots: the shipped training snapshots, one step's tensors at a time, as translators."""
 import json
 
 import pytest
 import torch
 from safetensors import safe_open
 
-from model.decoding import generate, words_of
-from model.snapshots import METRICS, SNAPSHOTS, at_snapshot, snapshot_steps, snapshot_weights, training_record
 from model.translator import SHIPPED, load_shipped
+from model.translator.decoding import generate, words_of
+from model.translator.snapshots import (
+    METRICS,
+    SNAPSHOTS,
+    at_snapshot,
+    snapshot_steps,
+    snapshot_weights,
+    training_record,
+)
 
 
 def translate(model, text: str) -> str:

@@ -6,10 +6,18 @@ from pathlib import Path
 import pytest
 import torch
 
-import model.sources as sources
+import model.loading.sources as sources
 from model import TextEncoder
 from model.bert import BertModel, CheckpointError
-from model.sources import ConfigError, RandomConfig, find_source, hf_cache_dir, list_sources, load, packaged_model_dir
+from model.loading.sources import (
+    ConfigError,
+    RandomConfig,
+    find_source,
+    hf_cache_dir,
+    list_sources,
+    load,
+    packaged_model_dir,
+)
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 LONG_TEXT = " ".join(["attention"] * 40 + ["is", "all", "you", "need"] * 10)

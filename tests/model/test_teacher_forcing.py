@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.ablation import sources_of
-from model.decoding import generate, words_of
-from model.snapshots import at_snapshot
-from model.teacher_forcing import compare
 from model.translator import Translator, load_shipped
-from model.vocabulary import BOS, BOS_ID, EOS, EOS_ID, UNK_ID
+from model.translator.ablation import sources_of
+from model.translator.decoding import generate, words_of
+from model.translator.snapshots import at_snapshot
+from model.translator.teacher_forcing import compare
+from model.translator.vocabulary import BOS, BOS_ID, EOS, EOS_ID, UNK_ID
 
 SENTENCES = {"我有一只猫": "I have a cat", "昨天她买了两本书": "she bought two books yesterday",
              "他们不喜欢狗": "they do not like dogs",

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from model.text import TextEncoder, TextTransformer
+from model.text_models import TextEncoder, TextTransformer
 
 IDS = torch.tensor([[5, 17, 3, 42, 8, 1]])  # (1, T) token ids, T = 6, below every vocabulary size here
 

@@ -10,8 +10,8 @@ from translators import SOURCES, TARGETS, ids, random_translator
 from model.facts import TRANSLATOR
 from model.masks import causal_mask
 from model.translator import Translator
-from model.vocabulary import PAD_ID
-from training.language import chinese_vocabulary, english_vocabulary
+from model.translator.vocabulary import PAD_ID
+from training.toy_language import chinese_vocabulary, english_vocabulary
 
 
 def sinusoidal(positions: int, d: int) -> torch.Tensor:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from model import translator_cli
+import model.translator.__main__ as translator_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The shipped translator as a model source (model.translator_source): listed, sized before it is loaded, its
+"""The shipped translator as a model source (model.translator.source): listed, sized before it is loaded, its
 encoder the translator's own (shared, not copied) and recorded like every encoder, a typed target read as its
 vocabulary spells it."""
 import shutil
@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from model.compiled import compiled_pass
-from model.footprint import module_bytes
-from model.sources import TRANSLATOR, find_source, footprint, list_sources, load
+from model.loading.footprint import module_bytes
+from model.loading.sources import TRANSLATOR, find_source, footprint, list_sources, load
 from model.translator import SHIPPED, WEIGHTS
-from model.translator_source import TRANSLATOR_KEY, check_files
+from model.translator.source import TRANSLATOR_KEY, check_files
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
 """Translators for the tests: a seeded random one, and padded ids of a few sentences."""
 import torch
 
-from model.decoding import batch_of
 from model.translator import Translator, TranslatorConfig
-from model.vocabulary import BOS_ID, PAD_ID, Vocabulary
-from training.language import chinese_vocabulary, english_vocabulary
+from model.translator.decoding import batch_of
+from model.translator.vocabulary import BOS_ID, PAD_ID, Vocabulary
+from training.toy_language import chinese_vocabulary, english_vocabulary
 
 
 def random_translator(seed=0, **config) -> Translator:

@@ -1,10 +1,12 @@
-"""The toy language of TOY_LANGUAGE.md in code: its examples, one translation per sentence, its size, its splits."""
+"""The toy language of docs/toy-language.md in code: its examples, one translation per sentence, its size, its
+splits."""
 import pytest
 
-from model.vocabulary import chinese_tokens, english_tokens, same_translation
-from training import language
+from model.translator.vocabulary import chinese_tokens, english_tokens, same_translation
+from training import toy_language
 
-# Every example of TOY_LANGUAGE.md (its table, then those in its rules), copied as it writes them.
+# Every example of the toy language's definition (its table, then those in its rules), as docs/toy-language.md gives
+# them.
 EXAMPLES = [
     ("我有一只猫", "I have a cat"),
     ("她有两个孩子", "she has two children"),
@@ -37,7 +39,7 @@ NOT_IN_LANGUAGE = [
 def table() -> dict[str, str]:
     """The whole language: Chinese -> English, and a check that no Chinese sentence comes twice."""
     out = {}
-    for sentence in language.every_sentence():
+    for sentence in toy_language.every_sentence():
         chinese = sentence.chinese()
         assert chinese not in out, f"{chinese} has two translations: {out[chinese]!r}, {sentence.english()!r}"
         out[chinese] = sentence.english()
@@ -57,16 +59,16 @@ def test_what_the_page_rules_out_is_not_generated(table):
 def test_the_language_is_counted_and_each_chinese_sentence_has_one_translation(table):
     # statements and questions: 4 times x 8 subjects x 4 places x (5 verbs x 330 number phrases + 11 bare nouns
     # after 喜欢); negations: 4 x 8 x 4 x (2 verbs x 11 bare nouns)
-    assert language.SIZE == 2 * 128 * (5 * 5 * 6 * 11 + 11) + 128 * 2 * 11 == 428_032
-    assert len(table) == language.SIZE  # every index a different Chinese sentence
+    assert toy_language.SIZE == 2 * 128 * (5 * 5 * 6 * 11 + 11) + 128 * 2 * 11 == 428_032
+    assert len(table) == toy_language.SIZE  # every index a different Chinese sentence
 
 
 def test_the_longest_sentence_is_as_long_as_the_module_says(table):
-    assert max(len(chinese) for chinese in table) == language.LONGEST_CHINESE
+    assert max(len(chinese) for chinese in table) == toy_language.LONGEST_CHINESE
 
 
 def test_tokens_and_vocabularies_cover_the_language(table):
-    chinese, english = set(language.chinese_vocabulary()), set(language.english_vocabulary())
+    chinese, english = set(toy_language.chinese_vocabulary()), set(toy_language.english_vocabulary())
     assert all(set(chinese_tokens(c)) <= chinese for c in table)
     assert all(set(english_tokens(e)) <= english for e in table.values())
     assert chinese_tokens(" 我有 一只猫。") == list("我有一只猫") and chinese_tokens("她有一个苹果吗？")[-1] == "吗"
@@ -79,27 +81,27 @@ def test_the_checker_ignores_case_and_the_space_before_the_question_mark():
 
 
 def test_sampling_is_reproducible_by_seed_and_the_held_out_split_is_never_trained_on():
-    assert language.sample(50, seed=3) == language.sample(50, seed=3) != language.sample(50, seed=4)
-    held = {i for i in range(language.SIZE) if language.is_held_out(i)}
-    assert 0.015 < len(held) / language.SIZE < 0.025
-    held_chinese = {language.sentence_at(i).chinese() for i in held}
-    training = language.sample(3000, seed=0, forms={language.STATEMENT: 1, language.NEGATION: 1})
+    assert toy_language.sample(50, seed=3) == toy_language.sample(50, seed=3) != toy_language.sample(50, seed=4)
+    held = {i for i in range(toy_language.SIZE) if toy_language.is_held_out(i)}
+    assert 0.015 < len(held) / toy_language.SIZE < 0.025
+    held_chinese = {toy_language.sentence_at(i).chinese() for i in held}
+    training = toy_language.sample(3000, seed=0, forms={toy_language.STATEMENT: 1, toy_language.NEGATION: 1})
     assert not {s.chinese() for s in training} & held_chinese
-    assert {s.chinese() for s in language.sample(300, seed=5, held_out=True)} <= held_chinese
-    assert sum(s.form == language.NEGATION for s in training) > 1000  # the weights were followed
+    assert {s.chinese() for s in toy_language.sample(300, seed=5, held_out=True)} <= held_chinese
+    assert sum(s.form == toy_language.NEGATION for s in training) > 1000  # the weights were followed
 
 
 def test_an_index_outside_the_language_is_refused():
     with pytest.raises(IndexError):
-        language.sentence_at(language.SIZE)
+        toy_language.sentence_at(toy_language.SIZE)
 
 
 def test_parse_reads_back_every_sentence_and_its_index_and_nothing_outside_the_language():
-    for index in range(0, language.SIZE, 7):  # 61,148 sentences of every form
-        sentence = language.sentence_at(index)
-        assert language.parse(sentence.chinese()) == sentence
-        assert language.index_of(sentence) == index
+    for index in range(0, toy_language.SIZE, 7):  # 61,148 sentences of every form
+        sentence = toy_language.sentence_at(index)
+        assert toy_language.parse(sentence.chinese()) == sentence
+        assert toy_language.index_of(sentence) == index
     for chinese, english in EXAMPLES:
-        assert language.parse(f" {chinese}。").english() == english
+        assert toy_language.parse(f" {chinese}。").english() == english
     for chinese in [*NOT_IN_LANGUAGE, "", "我有一只猫吗吗", "hello", "我喜欢大猫", "我有一只猫 cat"]:
-        assert language.parse(chinese) is None, chinese
+        assert toy_language.parse(chinese) is None, chinese

@@ -1,4 +1,4 @@
-"""training.live: one live training at a time, cancelled by whoever started it, its files removed, the shipped
+"""runtime.live_training: one live training at a time, cancelled by whoever started it, its files removed, the shipped
 weights untouched; a tiny budget so that each run takes seconds."""
 import hashlib
 import os
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from model.translator import SHIPPED
-from training.live import (
+from runtime.live_training import (
     FAILED,
     FINISHED,
     RUNNING,
@@ -130,7 +130,7 @@ def test_a_training_whose_server_has_gone_stops_and_removes_its_files(temp_root)
     """The server killed (no atexit): the training process sees its parent gone at its next step and cleans up."""
     server = textwrap.dedent(f"""
         import os, sys, time
-        from training.live import LiveTraining, Settings
+        from runtime.live_training import LiveTraining, Settings
         live = LiveTraining(Settings(steps=5000, nice=0), temp_root={str(temp_root)!r})
         live.start(seed=0, owner="x")
         print(live._proc.pid, flush=True)

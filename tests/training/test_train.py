@@ -6,10 +6,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.decoding import batch_of, generate, words_of
 from model.translator import SHIPPED, Translator, load_shipped
-from model.vocabulary import same_translation
-from training import language, train
+from model.translator.decoding import batch_of, generate, words_of
+from model.translator.vocabulary import same_translation
+from training import toy_language, train
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_the_shipped_weights_translate_held_out_sentences_they_never_saw():
     """At least 99.5 % exact on 600 held-out sentences drawn with a seed that neither training nor its test used."""
     metrics = json.loads((SHIPPED / train.METRICS).read_text())
     assert 2026 not in (metrics["seed"], metrics["seed"] + 1, metrics["test"]["seed"])
-    sentences = language.sample(600, seed=2026, held_out=True)
+    sentences = toy_language.sample(600, seed=2026, held_out=True)
     model = load_shipped()
     with torch.inference_mode():
         out = generate(model, batch_of(model, [model.source.ids(list(s.chinese())) for s in sentences]))
@@ -66,5 +66,5 @@ def test_everything_shipped_stays_under_10_mb():
 
 def test_the_readmes_figures_come_from_the_shipped_metrics_file():
     metrics = json.loads((SHIPPED / train.METRICS).read_text())
-    readme = (SHIPPED.parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (SHIPPED.parents[2] / "docs" / "translator.md").read_text(encoding="utf-8")
     assert train.readme_figures(metrics) in readme

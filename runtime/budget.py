@@ -1,0 +1,283 @@
+"""One byte budget for everything a visitor can cause the server to build or keep: models, forward passes, the
+layers recomputed from them, drawn images. A bounded, thread-safe LRU cache, shared by every session.
+
+A model's size is known before it is built (model.loading.footprint), so room is made first, and a model that could
+never fit is refused with a message instead of being built. What a session's page drew last is held (`hold`): held
+entries go only after every unheld one, so a slider move does not run the model again unless the budget needs the
+room. Values are shared by every session and must be treated as read-only.
+
+The caps come from the environment, so an operator can size them to the server: ATTNVIZ_CACHE_MB (everything
+above, default 1024) and ATTNVIZ_CACHE_ENTRIES (forward passes and recomputed layers kept, default 32).
+"""
+import dataclasses
+import gc
+import os
+import threading
+import weakref
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+from locales import N_
+from model.messages import Later
+from runtime.heap import release_freed_memory
+
+MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
+MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
+# entries of these kinds are capped apart from the passes. "ablation": the translator's scores with heads switched
+# off (a few KB each, one per set of heads a visitor tries: they must not push other students' passes out);
+# "snapshot": the translator at a step of its training (views.translate.learning), ~1 MB each, so that scrubbing
+# through them never drops a model; "live": the live training's newest model and its translations
+# (views.translate.live), replaced every second while it runs; "attribution": a run's rollouts, a flow row, a
+# saliency (views.pages.rollout); "embedding": a sentence's vectors
+# (views.pages.embeddings), a few KB each
+KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8, "attribution": 32,
+                "embedding": 64}
+TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
+
+
+class OverBudget(Exception):
+    """What was asked would not fit in the server's memory budget, even alone; the message says so plainly."""
+
+
+def nbytes(value, _seen=None) -> int:
+    """Memory held by the tensors and arrays inside dataclasses / tuples / dicts (shared storage counted once)."""
+    seen = set() if _seen is None else _seen
+    if isinstance(value, torch.Tensor):
+        storage = value.untyped_storage()
+        if storage.data_ptr() in seen:
+            return 0
+        seen.add(storage.data_ptr())
+        return storage.nbytes()
+    if isinstance(value, np.ndarray):
+        return 0 if id(value) in seen or seen.add(id(value)) else value.nbytes
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if isinstance(value, (tuple, list)):
+        return sum(nbytes(v, seen) for v in value)
+    if isinstance(value, dict):
+        return sum(nbytes(v, seen) for v in value.values())
+    return 0
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
+
+
+class Hold:
+    """A session's claim on a cache entry (kept in its session state, released with it)."""
+
+    __slots__ = ("__weakref__", "key")
+
+    def __init__(self, key):
+        self.key = key
+
+
+@dataclasses.dataclass
+class _Entry:
+    value: object
+    size: int
+    kind: str
+    pinned: bool
+    holds: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
+
+
+@dataclasses.dataclass
+class _Build:
+    """A value being built by one thread; the others asking for the same key wait for it."""
+
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    value: object = None
+    error: BaseException | None = None
+
+
+class BoundedCache:
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
+                 kind_entries: dict[str, int] = KIND_ENTRIES):
+        self.max_entries, self.max_bytes, self.kind_entries = max_entries, max_bytes, dict(kind_entries)
+        self._items: OrderedDict = OrderedDict()  # key -> _Entry, least recently used first
+        self._building: dict = {}  # key -> _Build
+        self._room = threading.Condition()  # the lock; notified when a build ends (its reservation is freed)
+        self.bytes = self.reserved = 0  # held by entries; promised to builds under way
+        self.hits = self.misses = 0
+        self.evicted: Counter = Counter()  # by kind
+        self._freed, self._freed_model = 0, False  # bytes dropped since the heap was last trimmed; a model among them
+        self._settle: list = []  # dropped values with work of their own under way (a model's tracing): settle() it
+
+    def get(self, key):
+        with self._room:
+            entry = self._items.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return entry.value
+
+    def get_or_build(self, key, build: Callable[[], object], kind: str = "forward", estimate: int = 0,
+                     size: Callable[[object], int] = nbytes, pinned: bool = False):
+        """The value of key, built once by the first thread to ask (the others wait for it). Room for `estimate`
+        bytes is made before build() runs; OverBudget if it can never fit."""
+        while True:
+            with self._room:
+                entry = self._items.get(key)
+                if entry is not None:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return entry.value
+                self.misses += 1
+                pending = self._building.get(key)
+                if pending is None:
+                    self._reserve(estimate)
+                    pending = self._building[key] = _Build()
+                    break
+            pending.done.wait()
+            if isinstance(pending.error, Exception):
+                raise pending.error
+            if pending.error is None:
+                return pending.value
+            # the builder was interrupted (its page was rerun or stopped): build it here instead
+        self._trim()  # what was dropped to make room goes back to the system before the new value is built
+        try:
+            pending.value = build()
+        except BaseException as e:
+            pending.error = e
+            raise
+        finally:
+            with self._room:
+                self.reserved -= estimate
+                del self._building[key]
+                if pending.error is None:
+                    self._insert(key, pending.value, size(pending.value), kind, pinned)
+                self._room.notify_all()
+            pending.done.set()
+            self._trim()
+        return pending.value
+
+    @contextmanager
+    def room(self, need: int, spare=()):
+        """Make room for `need` bytes of work (a forward pass) for the time of the block; OverBudget if it cannot
+        fit even alone. `spare`: keys not to drop for it (the model the pass runs on)."""
+        with self._room:
+            self._reserve(need, spare)
+        self._trim()
+        try:
+            yield
+        finally:
+            with self._room:
+                self.reserved -= need
+                self._room.notify_all()
+
+    def put(self, key, value, kind: str = "forward", pinned: bool = False) -> None:
+        size = nbytes(value)
+        with self._room:
+            self._insert(key, value, size, kind, pinned)
+        self._trim()
+
+    def hold(self, key) -> Hold | None:
+        """A claim that keeps the entry until the budget needs its room; None if the key is not cached."""
+        with self._room:
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            claim = Hold(key)
+            entry.holds.add(claim)
+            return claim
+
+    def clear(self) -> None:
+        with self._room:
+            for key in [k for k, e in self._items.items() if not e.pinned]:
+                self._drop(key)
+        self._trim()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key) -> bool:
+        return key in self._items
+
+    def kinds(self) -> Counter:
+        """Entries by kind (what the budget holds now)."""
+        with self._room:
+            return Counter(e.kind for e in self._items.values())
+
+    def _trim(self) -> None:
+        """After dropping a model, or TRIM_AFTER bytes or more, give the freed memory back to the system. A model
+        that has been traced (model.compiled) sits in a reference cycle that torch.jit.trace leaves behind, so
+        dropping it frees nothing until Python's cyclic collector runs, which can take minutes: one visitor's links
+        stacked up 8 models (3.9 GB) beside a 1 GB budget (bench/memory.py). So a dropped model is collected at
+        once (a full collection takes 50-130 ms; models are dropped rarely)."""
+        with self._room:
+            model, enough = self._freed_model, self._freed >= TRIM_AFTER
+            if not (model or enough):
+                return
+            self._freed, self._freed_model = 0, False
+            settle, self._settle = self._settle, []
+        while settle:  # a dropped model still being traced is still held by its tracing: let that end first
+            settle.pop().settle()
+        if model:
+            gc.collect()
+        release_freed_memory()
+
+    # ------------------------------------------------------------------ under the lock
+    def _pinned_bytes(self) -> int:
+        return sum(e.size for e in self._items.values() if e.pinned)
+
+    def _reserve(self, need: int, spare=()) -> None:
+        """Evict until `need` more bytes fit beside what is kept and promised; wait for work under way if only
+        its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
+        kept = self._pinned_bytes() + sum(self._items[k].size for k in spare if k in self._items)
+        if need > self.max_bytes - kept:
+            raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
+                                   need=megabytes(need), most=megabytes(self.max_bytes - kept)))
+        while True:
+            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
+                pass
+            if self.bytes + self.reserved + need <= self.max_bytes:
+                self.reserved += need
+                return
+            self._room.wait()  # other builds hold the rest: their reservations end when they finish
+
+    def _group(self, kind: str) -> str | None:
+        """Kinds capped apart (models, images) are their own group; passes and recomputed layers share one."""
+        return kind if kind in self.kind_entries else None
+
+    def _insert(self, key, value, size: int, kind: str, pinned: bool) -> None:
+        if key in self._items:
+            self._drop(key)
+        if size > self.max_bytes - self._pinned_bytes():
+            return  # too big to keep: it is used once and dropped
+        self._items[key] = _Entry(value, size, kind, pinned)
+        self.bytes += size
+        group = self._group(kind)
+        cap = self.max_entries if group is None else self.kind_entries[group]
+        while (sum(self._group(e.kind) == group for e in self._items.values()) > cap
+               and self._evict_one(group, spare=(key,))):
+            pass
+        while self.bytes + self.reserved > self.max_bytes and self._evict_one(spare=(key,)):
+            pass
+
+    def _evict_one(self, group=..., spare=()) -> bool:
+        """Drop the least recently used entry (of `group`, if given), not one of `spare`: unheld ones first. False
+        if none can go."""
+        candidates = [k for k, e in self._items.items()
+                      if not e.pinned and k not in spare and (group is ... or self._group(e.kind) == group)]
+        if not candidates:
+            return False
+        unheld = [k for k in candidates if not len(self._items[k].holds)]
+        self._drop((unheld or candidates)[0])
+        return True
+
+    def _drop(self, key) -> None:
+        entry = self._items.pop(key)
+        self.bytes -= entry.size
+        self.evicted[entry.kind] += 1
+        self._freed += entry.size
+        self._freed_model |= entry.kind == "model"
+        if hasattr(entry.value, "settle"):
+            self._settle.append(entry.value)

@@ -1,0 +1,29 @@
+"""The process's one memory budget (runtime/budget.py), and what is computed once in it, shared by every session."""
+import threading
+from collections import Counter
+
+import streamlit as st
+
+from runtime.budget import BoundedCache
+
+
+@st.cache_resource
+def budget() -> BoundedCache:
+    """The process's one memory budget (runtime/budget.py): models, forward passes, recomputed layers, images."""
+    return BoundedCache()
+
+
+COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" (whole model), "layer", ...
+_COMPUTED_LOCK = threading.Lock()
+
+
+def cached(key, compute, kind: str = "forward"):
+    """compute() once per key in the process's budget, then shared by every session. Errors are raised: a page
+    calls it through views.shell.errors.cached, which says them on the page."""
+    def counted():
+        result = compute()  # a long pass shows its spinner (on_model_thread)
+        with _COMPUTED_LOCK:
+            COMPUTED[kind] += 1
+        return result
+
+    return budget().get_or_build(key, counted, kind)

@@ -1,0 +1,84 @@
+"""Which models exist, and each loaded once per process into the memory budget, shared by every session."""
+from dataclasses import dataclass
+
+import streamlit as st
+
+from locales import _
+from model.loading.footprint import module_bytes
+from model.loading.sources import (
+    DEFAULT_KEY,
+    TRANSLATOR,
+    find_source,
+    footprint,
+    list_sources,
+    load,
+    load_encoder_decoder,
+)
+from runtime.memory import budget
+from runtime.model_thread import Compiling, apply_torch_threads
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which model: a source key, and the config when it is the random model."""
+
+    key: str
+    random: object = None  # model.loading.sources.RandomConfig or None
+
+
+@st.cache_resource(ttl=60, show_spinner=False)
+def sources():
+    return list_sources()
+
+
+@dataclass(frozen=True)
+class Resident:
+    """A loaded model and its compiled pass: one entry of the budget, so that they are dropped together."""
+
+    loaded: object  # model.loading.sources.LoadedModel or LoadedSeq2Seq
+    compiling: "Compiling | None"
+
+    def settle(self) -> None:
+        """Once dropped from the budget: no tracing of it left queued or running, so that it can be freed now."""
+        if self.compiling is not None:
+            self.compiling.settle()
+
+
+def loaded_model(choice: Choice):
+    """One model per (source, config) per process, shared by every session, never mutated. Room is made in the
+    budget before it is built; the default model stays. Raises OverBudget, CheckpointError, ConfigError."""
+    return resident(choice).loaded
+
+
+def model_key(choice: Choice, encoder_decoder: bool = False) -> tuple:
+    return "model", choice, encoder_decoder
+
+
+def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
+    """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
+    encoder-decoder of choice.random, for the encoder-decoder page. The translator is one entry for every page
+    (model.translator.source.LoadedTranslator: the whole model, and its encoder)."""
+
+    source = find_source(choice.key)
+    if source is None:
+        raise ValueError(f"unknown model {choice.key!r}")  # a key the picker never offers: logged, not shown
+    translator = source.kind == TRANSLATOR
+    encoder_decoder = encoder_decoder and not translator
+
+    def build() -> Resident:
+        apply_torch_threads()
+        with st.spinner(_("Building the random encoder-decoder…") if encoder_decoder else _("Loading the model…")):
+            if encoder_decoder:
+                return Resident(load_encoder_decoder(choice.random), None)
+            loaded = load(source, choice.random)
+        return Resident(loaded, Compiling(loaded.model))
+
+    return budget().get_or_build(model_key(choice, encoder_decoder), build, kind="model",
+                                 estimate=footprint(source, choice.random, encoder_decoder),
+                                 size=lambda r: module_bytes(r.loaded.translator if translator else r.loaded.model),
+                                 pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder)
+
+
+def compiling(choice: Choice) -> Compiling:
+    """The model's Compiling, dropped with the model."""
+    return resident(choice).compiling

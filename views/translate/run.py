@@ -1,0 +1,168 @@
+"""One decoding of the Translate page, computed once per (source, way of choosing, heads switched off) in the
+process's budget and shared by every session: the words, each step's scores and distributions, every attention,
+and a beam search's beams. Moving the step, the layer or the head reads it; nothing runs the model again."""
+import io
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import streamlit as st
+import torch
+
+from locales import N_, _
+from model.translator.decoding import Sampling, beam_search, generate
+from model.translator.vocabulary import BOS, EOS_ID, english_text
+from runtime.model_thread import on_model_thread
+from views.encoder_decoder.translator_part import loaded_translator, plain
+from views.shell.errors import cached
+from views.widgets import downloads, state
+
+GREEDY, SAMPLE, BEAM = "greedy", "sample", "beam"
+WAYS = {GREEDY: N_("Greedy"), SAMPLE: N_("Sampling"), BEAM: N_("Beam search")}
+# a sampling's description by its cuts (top-k, top-p): each a whole phrase
+SAMPLINGS = {(False, False): N_("sampling, T = {temperature}, seed {seed}"),
+             (True, False): N_("sampling, T = {temperature}, top-k {top_k}, seed {seed}"),
+             (False, True): N_("sampling, T = {temperature}, top-p {top_p}, seed {seed}"),
+             (True, True): N_("sampling, T = {temperature}, top-k {top_k}, top-p {top_p}, seed {seed}")}
+TOP_WORDS = 10  # candidates shown for the next word
+# model.translator.decoding.Sampling: softmax(z / T)
+TEMPERATURE_FORMULA = r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}"
+
+
+@dataclass(frozen=True)
+class Way:
+    """How the next word is chosen."""
+
+    kind: str = GREEDY
+    temperature: float = 1.0
+    top_k: int = 0  # 0: no cut
+    top_p: float = 1.0  # 1: no cut
+    seed: int = 0
+    beam: int = 4
+
+    def sampling(self):
+        return Sampling(self.temperature, self.top_k or None, None if self.top_p >= 1 else self.top_p, self.seed)
+
+    def describe(self) -> str:
+        """How the words were chosen, in the session's language."""
+        if self.kind == GREEDY:
+            return _("greedy: the most likely word at each step")
+        if self.kind == BEAM:
+            return _("beam search, {n} prefixes kept").format(n=self.beam)
+        return _(SAMPLINGS[bool(self.top_k), self.top_p < 1]).format(
+            temperature=f"{self.temperature:g}", top_k=self.top_k, top_p=f"{self.top_p:g}", seed=self.seed)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A finished decoding, read-only numpy arrays. Step t reads inputs[t] (<bos> first) and writes words[t]."""
+
+    src_tokens: tuple[str, ...]
+    inputs: tuple[str, ...]  # (T,) what the decoder reads at each step: <bos> w1 .. w(T-1)
+    words: tuple[str, ...]  # (T,) what it writes: w1 .. wT, the last one <eos> when it finished
+    translation: str
+    candidates: np.ndarray  # (T, TOP_WORDS) word ids, most likely first (by score)
+    final: np.ndarray  # (T, TOP_WORDS) probability the word was drawn with (after temperature and cuts)
+    tempered: np.ndarray  # (T, TOP_WORDS) softmax(z / T) before any cut
+    chosen: np.ndarray  # (T,) index of the written word among the candidates, -1 when it is not among them
+    encoder: np.ndarray  # (layers, heads, S, S)
+    decoder: np.ndarray  # (layers, heads, T, T), NaN where the causal mask blocks
+    cross: np.ndarray  # (layers, heads, T, S)
+    vocabulary: tuple[str, ...]  # the target's words by id
+    beams: tuple = ()  # model.translator.decoding.BeamStep per step, for a beam search
+
+
+def _frozen(array, dtype=np.float32) -> np.ndarray:
+    """A read-only copy: a decoding is shared by every session."""
+    out = np.ascontiguousarray(np.asarray(array, dtype=dtype))
+    out.flags.writeable = False
+    return out
+
+
+def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
+    loaded = loaded_translator()
+    model, source = loaded.translator, loaded.encode(src)
+    src_ids, beams = source.input_ids, ()
+    if way.kind == BEAM:
+        (ids, beams), = on_model_thread(partial(beam_search, heads_off=heads_off, record=True), model, src_ids,
+                                        way.beam)
+        # the beam's answer, read again step by step to record every attention and score on the way
+        run = on_model_thread(partial(generate, heads_off=heads_off, record=True, forced=ids[None]), model, src_ids)
+    else:  # greedy or sampled: recorded as it is written
+        run = on_model_thread(partial(generate, heads_off=heads_off, record=True), model, src_ids,
+                              way.sampling() if way.kind == SAMPLE else None)
+    written = run.ids[0].tolist()
+    T = written.index(EOS_ID) + 1 if EOS_ID in written else len(written)
+    logits = run.logits[0, :T]
+    tempered = torch.softmax(logits / (way.temperature if way.kind == SAMPLE else 1.0), -1)
+    final = way.sampling().probabilities(logits) if way.kind == SAMPLE else tempered
+    candidates = logits.topk(min(TOP_WORDS, logits.size(-1)), -1).indices  # (T, k)
+    chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written[:T])]
+    vocabulary = tuple(model.target.tokens)
+    words = tuple(vocabulary[i] for i in written[:T])
+    decoder = run.decoder[:, 0, :, :T, :T].clone()
+    decoder[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
+    return Decoded(source.tokens, (BOS, *words[:-1]), words, english_text(model.target.words(written)),
+                   _frozen(candidates, np.int64), _frozen(final.gather(-1, candidates)),
+                   _frozen(tempered.gather(-1, candidates)), _frozen(chosen, np.int64), _frozen(run.encoder[:, 0]),
+                   _frozen(decoder), _frozen(run.cross[:, 0, :, :T]),
+                   vocabulary, tuple(beams))
+
+
+def npz(d: Decoded) -> bytes:
+    """The whole decoding as NumPy arrays (no pickled objects): the tokens, the next-word candidates and their
+    probabilities, and every attention; each row of the decoder's maps and of cross is one step."""
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, src_tokens=np.array(d.src_tokens), inputs=np.array(d.inputs), words=np.array(d.words),
+                        candidates=np.array([[d.vocabulary[i] for i in row] for row in d.candidates]),
+                        candidate_probs=d.final, candidate_probs_before_cuts=d.tempered, encoder_self=d.encoder,
+                        decoder_self=d.decoder, cross=d.cross)
+    return buf.getvalue()
+
+
+def download(d: Decoded) -> None:
+    downloads.button(_("Download this decoding (NumPy .npz)"), lambda: npz(d), "translation_decoding.npz",
+                     "application/octet-stream")
+
+
+def decoded(src: str, way: Way, heads_off: tuple) -> Decoded:
+    """The decoding of src, computed once per (src, way, heads off) and then shared."""
+    return cached(("translate", src, way, tuple(sorted(heads_off))), lambda: compute(src, way, heads_off),
+                  _("The translator"))
+
+
+def way_controls() -> Way:
+    """How the next word is chosen (?decode=, and its settings bound to the URL), with the formula it uses."""
+    labels = {way: _(label) for way, label in WAYS.items()}  # translated now: Streamlit formats them again later
+    kind = state.choice(_("Next word by"), "decode", list(WAYS), GREEDY, widget="segmented_control",
+                        format_func=labels.__getitem__)
+    if kind == GREEDY:
+        return Way()
+    if kind == BEAM:
+        return Way(BEAM, beam=state.int_slider(_("Beam width (prefixes kept)"), "beam", 2, 8, 4))
+    row = st.columns(4)
+    temperature = state.float_slider(_("Temperature T"), "temperature", 0.1, 3.0, 1.0, container=row[0], step=0.1)
+    row[0].latex(TEMPERATURE_FORMULA)  # under its slider: what T does to the scores
+    top_k = state.int_slider(_("top-k (0: every word)"), "top_k", 0, 20, 0, container=row[1])
+    top_p = state.float_slider(_("top-p (1: every word)"), "top_p", 0.05, 1.0, 1.0, container=row[2], step=0.05)
+    seed = state.int_slider(_("Seed"), "draw", 0, 99, 0, container=row[3],
+                            help=_("The same seed draws the same words: a sampled translation can be shown again."))
+    st.caption(_("z: the decoder's score of each word. T > 1 flattens the distribution, T < 1 sharpens it (T → 0 is "
+                 "greedy). Then only the top-k most likely words are kept, then the fewest whose probabilities reach "
+                 "top-p, and the kept ones are divided by their sum."))
+    return Way(SAMPLE, round(temperature, 2), top_k, round(top_p, 2), seed)
+
+
+def which_heads(layer: int, head: int, mean: bool) -> str:
+    """"layer 1, head 3" or "layer 1, mean of heads": which map a chart shows."""
+    if mean:
+        return _("layer {layer}, mean of heads").format(layer=layer)
+    return _("layer {layer}, head {head}").format(layer=layer, head=head)
+
+
+def translation_line(way: Way, d: Decoded) -> str:
+    """**Translation** (how the words were chosen): the words."""
+
+    words = " ".join(plain(w) for w in d.translation.split()) or "—"
+    return _("**Translation** ({how}): {words}").format(how=way.describe(), words=words)

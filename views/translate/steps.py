@@ -1,0 +1,111 @@
+"""Step by step: the decoding from <bos>, one word at a time. At step t the decoder reads <bos> w1 .. wt (the
+target shifted right), attends to those words only (the causal mask blocks the later ones) and to the Chinese
+characters (cross-attention), and scores every word of its vocabulary for w(t+1). The decoding is computed once
+(views.translate.run); the step, layer and head only pick what is shown."""
+import time
+
+import streamlit as st
+
+from locales import _
+from views.charts.mounted import show_chart
+from views.encoder_decoder.translator_part import plain
+from views.shell import lecture
+from views.shell.markdown import code
+from views.translate.page import PLAY_EVERY, PLAYING, Translate
+from views.translate.run import BEAM, SAMPLE, Decoded, decoded, download, translation_line, way_controls, which_heads
+from views.widgets import state
+from views.widgets.pickers import layer_head, pick
+from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
+
+
+def _move(delta: int, last: int) -> None:
+    st.session_state["step"] = min(max(st.session_state.get("step", 0) + delta, 0), last)
+
+
+def _advance(last: int) -> None:
+    """While playing: one step further each PLAY_EVERY seconds; at the end, stop (a full rerun leaves the timer)."""
+    now = time.monotonic()
+    if now - st.session_state.get("_play_at", 0.0) < PLAY_EVERY * 0.8:  # a widget's rerun, not the timer's
+        return
+    st.session_state["_play_at"] = now
+    if st.session_state.get("step", 0) >= last:
+        st.session_state[PLAYING] = False
+        st.rerun()
+    _move(1, last)
+
+
+def step_controls(last: int) -> int:
+    """Previous / play / next and the step slider (?step=)."""
+    playing = bool(st.session_state.get(PLAYING))
+    if playing:
+        _advance(last)
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    row.button(_("Previous"), icon=":material/skip_previous:", on_click=_move, args=(-1, last), disabled=playing)
+    if row.button(_("Pause") if playing else _("Play"), icon=":material/pause:" if playing else ":material/play_arrow:",
+                  help=_("One step every {seconds} s, to the end").format(seconds=f"{PLAY_EVERY:g}")):
+        if not playing and st.session_state.get("step", 0) >= last:
+            st.session_state["step"] = 0
+        st.session_state[PLAYING] = not playing
+        st.session_state["_play_at"] = time.monotonic()
+        st.rerun()  # the whole page: the part is then drawn in the fragment that reruns by itself
+    row.button(_("Next"), icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
+    return state.int_slider(_("Step"), "step", 0, last, 0, container=row, disabled=playing)
+
+
+def chosen_caption(d: Decoded, kind: str, t: int) -> str:
+    word = plain(d.words[t])
+    if kind == SAMPLE:
+        return _("Blue: the probability each word is drawn with, after the temperature and the cuts; grey: a word "
+                 "cut by top-k or top-p (its probability before the cut). Orange: the word drawn, {word}.").format(
+            word=word)
+    if kind == BEAM:
+        return _("Orange: {word}, the word of the best sentence the beam search found; it need not be the most "
+                 "likely word at this step.").format(word=word)
+    return _("Greedy decoding writes the most likely word: {word} (orange).").format(word=word)
+
+
+def beams_table(d: Decoded, t: int) -> None:
+    """The beam after step t: the open prefixes and the sentences finished so far, with their log-probabilities."""
+    beam = d.beams[min(t, len(d.beams) - 1)]
+    rows = [(mark, " ".join(d.vocabulary[i] for i in ids), round(score, 3))
+            for mark, entries in ((_("open"), beam.open), (_("finished"), beam.finished)) for ids, score in entries]
+    st.dataframe({_("state"): [r[0] for r in rows], _("prefix"): [r[1] for r in rows], "log p": [r[2] for r in rows]},
+                 hide_index=True)
+
+
+def section(t: Translate) -> None:
+    with lecture.sidebar():  # in front of a class the charts come first
+        way = way_controls()
+        d = decoded(t.src, way, t.heads_off)
+        config = t.loaded.translator.config
+        layer, head, mean = layer_head(config.num_layers, config.nhead)
+        step = step_controls(len(d.words) - 1)
+        state.show_notices()
+        st.markdown(translation_line(way, d))
+    read = " ".join(plain(w) for w in d.inputs[:step + 1])
+    st.markdown(_("**Step {step}.** The decoder reads (the target shifted right): {read} → writes "
+                  "**{word}**").format(step=step, read=read, word=plain(d.words[step])))
+    which = which_heads(layer, head, mean)
+    left, right = st.columns(2)
+    with left:
+        show_chart(causal_step_spec(pick(d.decoder, layer, head, mean), d.inputs, step,
+                                    _("Decoder self-attention, {which}").format(which=which)), key="translate-causal")
+        st.caption(_("Rows: the words read so far, one per step. Grey: blocked by the causal mask (a later word, "
+                     "which the decoder may not see); empty rows: steps not taken yet."))
+    with right:
+        show_chart(source_row_spec(pick(d.cross, layer, head, mean)[step], d.src_tokens,
+                                   _("Step {step}: cross-attention, {which}").format(step=step, which=which)),
+                   key="translate-cross-row")
+        st.caption(_("Where step {step} looks in the Chinese sentence (the encoder's output): one row of the "
+                     "cross-attention, summing to 1.").format(step=step))
+        words = [d.vocabulary[i] for i in d.candidates[step]]
+        chosen = int(d.chosen[step])
+        show_chart(next_word_spec(words, d.final[step], d.tempered[step], chosen if chosen >= 0 else None,
+                                  _("Step {step}: the {n} most likely next words").format(step=step, n=len(words))),
+                   key="translate-next")
+        st.caption(chosen_caption(d, way.kind, step))
+    if way.kind == BEAM and d.beams:
+        st.markdown(_("**The beam after step {step}** ({n} prefixes kept, by summed log probability; a sentence is "
+                      "finished when it writes `<eos>`)").format(step=step, n=code(str(way.beam))))
+        beams_table(d, step)
+    download(d)
