@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness.record import recorded  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 from harness.texts import sentence  # noqa: E402
 
@@ -132,4 +133,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

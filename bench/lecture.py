@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.projector import CHART, MEASURE, pages  # noqa: E402
+from harness.record import recorded  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 
 
@@ -84,4 +85,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness.record import recorded  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 from harness.texts import WORDS, sentence  # noqa: E402
 
@@ -140,4 +141,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

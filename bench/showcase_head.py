@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from harness.record import recorded  # noqa: E402
 from model.analysis.showcase import PROBES, SHOWCASE, best_head, pronoun_attention  # noqa: E402
 
 
@@ -44,4 +45,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

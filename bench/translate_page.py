@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.app import SCRIPT_RUNS, time_script_runs  # noqa: E402
+from harness.record import recorded  # noqa: E402
 
 PARTS = ["steps", "alignment"]
 BUDGET_MS, BUDGET_BYTES = 50, 1_000_000
@@ -110,4 +111,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -4,6 +4,7 @@ Token embedding * sqrt(d) + positions (sinusoidal or learned), then the stacks o
 """
 import dataclasses
 import math
+from dataclasses import dataclass
 
 from torch import Tensor, nn
 
@@ -15,6 +16,22 @@ from model.positional import LearnedPositionalEmbedding, SinusoidalPositionalEnc
 from model.recording import TokenEncoder
 from model.trace import EmbeddingTrace, TransformerTrace
 from model.transformer import Encoder, Transformer
+
+
+@dataclass(frozen=True)
+class TextConfig:
+    """A model that reads token ids: its vocabulary, sizes, activation, LayerNorm placement and positions."""
+
+    vocab_size: int
+    d_model: int = 128
+    nhead: int = 4
+    num_layers: int = 2  # the encoder's layers (and as many decoder layers in a TextTransformer)
+    d_ff: int = 512
+    activation: str = "gelu"  # or "relu" (a function such as F.gelu is accepted too)
+    norm_first: bool = False  # Pre-LN (with a final norm) instead of Post-LN
+    positional: str = "sinusoidal"  # or "learned"
+    max_len: int = 512  # positions
+    dropout: float = 0.1
 
 
 def _name(activation) -> str:
@@ -63,34 +80,34 @@ class TextEncoder(EmbeddedTextEncoder):
     """TextEmbedding -> Encoder (Post-LN, or Pre-LN with a final norm): the app's random model, recorded as
     model.recording.TokenEncoder records."""
 
-    def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
-                 norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
+    def __init__(self, config: TextConfig):
         super().__init__()
-        self.max_positions = max_len
-        self.embedding = TextEmbedding(vocab_size, d_model, positional, max_len, dropout)
-        layer = EncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, batch_first=True,
-                             norm_first=norm_first)
-        self.encoder = Encoder(layer, num_layers, nn.LayerNorm(d_model) if norm_first else None,
+        c = self.config = config
+        self.max_positions = c.max_len
+        self.embedding = TextEmbedding(c.vocab_size, c.d_model, c.positional, c.max_len, c.dropout)
+        layer = EncoderLayer(c.d_model, c.nhead, c.d_ff, c.dropout, c.activation, batch_first=True,
+                             norm_first=c.norm_first)
+        self.encoder = Encoder(layer, c.num_layers, nn.LayerNorm(c.d_model) if c.norm_first else None,
                                enable_nested_tensor=False)
-        self.facts = ModelFacts(ENCODER, num_layers, nhead, d_model, dim_feedforward, _name(activation), norm_first,
-                                final_norm=norm_first, positional=positional, max_positions=max_len,
-                                vocab_size=vocab_size)
+        self.facts = ModelFacts(ENCODER, c.num_layers, c.nhead, c.d_model, c.d_ff, _name(c.activation),
+                                c.norm_first, final_norm=c.norm_first, positional=c.positional,
+                                max_positions=c.max_len, vocab_size=c.vocab_size)
 
 
 
 class TextTransformer(nn.Module):
     """Source and target ids -> one shared TextEmbedding -> encoder-decoder Transformer (causal target)."""
 
-    def __init__(self, vocab_size, d_model=128, nhead=4, num_layers=2, dim_feedforward=512, activation="gelu",
-                 norm_first=False, positional="sinusoidal", max_len=512, dropout=0.1):
+    def __init__(self, config: TextConfig):
         super().__init__()
-        self.max_positions = max_len
-        self.embedding = TextEmbedding(vocab_size, d_model, positional, max_len, dropout)
-        self.transformer = Transformer(d_model, nhead, num_layers, num_layers, dim_feedforward, dropout, activation,
-                                       batch_first=True, norm_first=norm_first)
-        self.facts = ModelFacts(ENCODER_DECODER, num_layers, nhead, d_model, dim_feedforward, _name(activation),
-                                norm_first, final_norm=True, positional=positional, max_positions=max_len,
-                                vocab_size=vocab_size, decoder_layers=num_layers)
+        c = self.config = config
+        self.max_positions = c.max_len
+        self.embedding = TextEmbedding(c.vocab_size, c.d_model, c.positional, c.max_len, c.dropout)
+        self.transformer = Transformer(c.d_model, c.nhead, c.num_layers, c.num_layers, c.d_ff, c.dropout,
+                                       c.activation, batch_first=True, norm_first=c.norm_first)
+        self.facts = ModelFacts(ENCODER_DECODER, c.num_layers, c.nhead, c.d_model, c.d_ff, _name(c.activation),
+                                c.norm_first, final_norm=True, positional=c.positional, max_positions=c.max_len,
+                                vocab_size=c.vocab_size, decoder_layers=c.num_layers)
 
     def forward(self, src_ids, tgt_ids, src_attention_mask=None, tgt_attention_mask=None, *, record=False):
         """(B, S), (B, T) ids -> decoder output (B, T, E), and a TransformerTrace when record=True."""

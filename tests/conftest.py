@@ -7,7 +7,8 @@ marker given here by folder (or by `@pytest.mark.slow` on a test):
 - deploy: the Dockerfile, the manifests and nginx in front of replicas (tests/deploy)
 - slow: a test that takes long for what it adds to a working session (a training run, a long table)
 
-`-m` chooses tiers itself: `pytest -m e2e` runs the browser tests alone.
+`-m` chooses tiers itself (`pytest -m e2e` runs the browser tests alone), and so does naming tests
+(`pytest tests/e2e/test_pages.py` runs them whatever their tier).
 """
 from pathlib import Path
 
@@ -33,7 +34,9 @@ def pytest_collection_modifyitems(config, items):
         folder = Path(item.fspath).relative_to(here).parts[0]
         if folder in _BY_FOLDER:
             item.add_marker(getattr(pytest.mark, folder))
-    if config.getoption("--full") or config.getoption("-m"):
+    named = [a for a in map(str, config.invocation_params.args)  # tests named on the command line
+             if not a.startswith("-") and Path(a.split("::")[0]).exists()]
+    if config.getoption("--full") or config.getoption("-m") or named:
         return
     fast, later = [], []
     for item in items:

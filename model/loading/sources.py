@@ -39,7 +39,7 @@ from model.loading.footprint import loading_bytes, planned_bytes
 from model.loading.source_types import Encoded, ModelSource
 from model.messages import Later
 from model.stats import Shape
-from model.text_models import TextEncoder, TextTransformer
+from model.text_models import TextConfig, TextEncoder, TextTransformer
 from model.translator import SHIPPED
 from model.translator import source as translator_source
 from model.translator.source import TRANSLATOR_KEY, TRANSLATOR_LABEL
@@ -67,6 +67,11 @@ class RandomConfig:
     positional: str = "sinusoidal"
     seed: int = 0
     max_len: int = 512
+
+    def text_config(self, vocab_size: int) -> TextConfig:
+        """The model this configuration builds for a tokenizer of vocab_size ids (its seed is for the weights)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "seed"}
+        return TextConfig(vocab_size, **fields)
 
     def validate(self) -> "RandomConfig":
         for name in ("d_model", "nhead", "num_layers", "d_ff", "max_len"):
@@ -252,8 +257,7 @@ def _seeded(model_class, vocab_size: int, config: RandomConfig) -> nn.Module:
     """A random TextEncoder / TextTransformer in eval mode, seeded without touching anyone else's RNG state."""
     with torch.random.fork_rng():
         torch.manual_seed(config.seed)
-        model = model_class(vocab_size, config.d_model, config.nhead, config.num_layers, config.d_ff,
-                            config.activation, config.norm_first, config.positional, config.max_len)
+        model = model_class(config.text_config(vocab_size))
     return model.eval()
 
 

@@ -164,6 +164,7 @@ TEXTS = {
 }
 
 
+@pytest.mark.slow  # every page x every text; the cleaning itself is checked directly in test_text_cleaning.py
 @pytest.mark.parametrize("case", TEXTS)
 @pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
 def test_unusual_text(page, case):

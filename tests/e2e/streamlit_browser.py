@@ -7,6 +7,16 @@ TIMEOUT = 90_000  # ms
 FAILED_DOWNLOAD = '[data-testid="stDownloadButtonError"], [data-testid="stAlert"]:has-text("could not be made")'
 
 
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # Streamlit's own: no script run going on
+
+
+def settled(page, timeout: int = TIMEOUT) -> None:
+    """Until the page's script run has finished (the state Streamlit writes on the app's root) and the browser has
+    drawn what it received (two animation frames): the app's own signal, not a fixed time."""
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def count_runs(page) -> None:
     """page.runs: how many script runs the server has reported finished (Streamlit's script_finished message, one
     per run, a fragment's included). Call before page.goto."""

@@ -4,6 +4,7 @@ import re
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 
 GRID = '[data-testid="stDataFrame"]'
@@ -24,14 +25,14 @@ def test_a_heads_link_opens_it_on_the_heatmap(page, server, shoot):
     grid = page.locator(GRID).first
     grid.wait_for(timeout=TIMEOUT)
     grid.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
+    settled(page)
     assert_no_error(page)
     shoot(page, "atlas")
     box = grid.bounding_box()
     with page.context.expect_page(timeout=TIMEOUT) as opened:  # row 2 is layer 0, head 2; its link cell is first
         x, y = box["x"] + 40, box["y"] + HEADER_PX + 2 * ROW_PX + ROW_PX / 2
         page.mouse.move(x, y)  # the grid draws the link under the mouse, then takes the click
-        page.wait_for_timeout(300)
+        page.wait_for_timeout(300)  # time-based by design: the grid shows the link after the mouse rests
         page.mouse.click(x, y)
     heatmap = opened.value
     heatmap.errors = []
@@ -48,7 +49,7 @@ def test_512_tokens_arrive_within_a_megabyte(page, server):
     page.goto(f"{server}/atlas?text={quote(sentence(512))}")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     page.locator(GRID).first.wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)  # the rest of the run's messages
+    settled(page)
     assert_no_error(page)
     assert page.get_by_text("72 heads (6 layers × 12 heads) over 512 tokens").count() == 1
     assert 0 < count[0] <= 1_000_000, count[0]

@@ -3,6 +3,7 @@ each map; at 512 tokens the page (one map at a time) arrives within the issue's 
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 
@@ -24,6 +25,6 @@ def test_512_tokens_arrive_within_a_megabyte(page, server):
     page.goto(f"{server}/compare?text={quote(long)}&text2={quote('dog ' + long.partition(' ')[2])}")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     page.locator(".gtitle", has_text="B − A on the").wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)
+    settled(page)
     assert_no_error(page)
     assert 0 < count[0] <= 1_000_000, count[0]

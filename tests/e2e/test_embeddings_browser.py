@@ -3,6 +3,7 @@ among them arrives within the issue's byte budget (1 MB)."""
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
 
@@ -22,7 +23,7 @@ def test_a_512_token_sentence_arrives_within_a_megabyte(page, server):
     sents = "\n".join([sentence(512), "I have a cat", "The weather is nice today"])
     page.goto(f"{server}/embeddings?sents={quote(sents)}")
     page.locator(".gtitle", has_text=SHARES).wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)
+    settled(page)
     assert page.get_by_text("the sentence-transformers pipeline would cut it at 256").count() == 1
     assert_no_error(page)
     assert 0 < count[0] <= 1_000_000, count[0]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from model.loading.sources import DEFAULT_KEY, find_source, load
-from tests.e2e.streamlit_browser import count_runs, download, wait_runs
+from tests.e2e.streamlit_browser import count_runs, download, settled, wait_runs
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error, open_page
 
 TEXT = "Students move the head slider"
@@ -68,7 +68,7 @@ def test_a_key_press_repaints_the_head_it_picks_with_the_server_deaf(page, serve
     own(page, "Layer").press("End")
     page.wait_for_selector(".gtitle:has-text('Layer 5, head 2')", timeout=TIMEOUT)
     np.testing.assert_allclose(page.evaluate(Z), maps(TEXT)[5, 2], atol=0.5e-4)
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # time-based by design: a run that must not happen has had time to
     assert page.runs == runs and held  # the moves' state waits, and nothing ran
     assert "layer=0" in page.url and "head=0" in page.url
 
@@ -78,7 +78,7 @@ def test_a_key_press_repaints_the_head_it_picks_with_the_server_deaf(page, serve
     page.wait_for_function("() => location.search.includes('layer=5') && location.search.includes('head=2')",
                            timeout=TIMEOUT)
     wait_runs(page, runs + 1)
-    page.wait_for_timeout(500)
+    settled(page)
     assert page.locator(".gtitle").text_content() == "Layer 5, head 2"
     assert (own(page, "Layer").input_value(), own(page, "Head").input_value()) == ("5", "2")
     assert_no_error(page)
@@ -105,10 +105,10 @@ def test_quick_presses_are_not_undone_by_the_reruns_they_cause(page, server):
     own(page, "Head").focus()
     for _ in range(7):
         page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(40)
+        page.wait_for_timeout(40)  # a student's quick presses, 40 ms apart
     page.wait_for_function("() => location.search.includes('head=7')", timeout=TIMEOUT)
     wait_runs(page, runs + 1)
-    page.wait_for_timeout(1500)
+    settled(page)
     assert own(page, "Head").input_value() == "7" and page.locator(".gtitle").text_content() == "Layer 0, head 7"
     shown = [int(title.rsplit(" ", 1)[1]) for title in page.evaluate("() => window.__titles")]
     assert shown == sorted(shown) and shown[-1] == 7, shown  # never an older head again
@@ -125,7 +125,7 @@ def test_a_move_then_the_download_of_this_map(page, server, maps, tmp_path):
     page.wait_for_function("() => location.search.includes('layer=1') && location.search.includes('head=11')",
                            timeout=TIMEOUT)
     wait_runs(page, runs + 1)
-    page.wait_for_timeout(500)
+    settled(page)
     path = download(page, page.get_by_role("button", name="Download this map (CSV)").click, tmp_path)
     assert path.name == "heatmap_all-MiniLM-L6-v2_attention_layer1_head11.csv"  # page, model, layer, head
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
@@ -140,7 +140,7 @@ def test_a_long_text_keeps_streamlits_sliders(page, server):
     long_text = " ".join(["word"] * 50)  # 52 tokens: every map together would be 389 KB
     page.goto(f"{server}/?text={quote(long_text)}&layer=0&head=4")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
-    page.wait_for_timeout(500)
+    settled(page)
     assert page.locator(OWN).count() == 0
     thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Head").get_by_role("slider")
     thumb.press("ArrowRight")

@@ -5,6 +5,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
+from tests.e2e.streamlit_browser import settled
+
 CHART = ".js-plotly-plot .main-svg"
 TIMEOUT = 90_000
 INJECTION = "`![](http://evil.example/p.png)[Log in](http://evil.example)`"
@@ -17,7 +19,7 @@ ALERT = '[data-testid="stAlert"]'
 def open_link(page, server, path: str, query: str) -> None:
     page.goto(f"{server}/{path}?{query}")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
-    page.wait_for_timeout(500)  # let the last rerun settle
+    settled(page)
 
 
 def assert_no_error(page) -> None:

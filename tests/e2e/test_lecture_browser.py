@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from harness.projector import CHART, MEASURE, pages
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
 
 AT_150 = ("heatmap", "steps", "lines")
@@ -30,7 +31,7 @@ def test_the_main_chart_is_whole_with_20_px_ticks(projector, server, path, param
     query = urlencode({**{k: str(v) for k, v in params.items()}, "lang": "zh", "lecture": "1"})
     projector.goto(f"{server}/{path}?{query}")
     projector.wait_for_selector(CHART + " .main-svg", timeout=TIMEOUT)
-    projector.wait_for_timeout(1000)
+    settled(projector)
     found = projector.evaluate(MEASURE, CHART)
     assert found["visible"] == pytest.approx(1.0), found
     assert found["tick"] is not None and found["tick"] >= 20, found

@@ -14,6 +14,7 @@ import numpy as np
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from views.charts.mounted import COMPONENT
 from views.charts.payload import received, unpacked
 
@@ -51,7 +52,7 @@ def open_long(page, server, path: str, **params) -> dict:
     query = "&".join(f"{k}={quote(str(v))}" for k, v in {"text": LONG, **params}.items())
     page.goto(f"{server}/{path}?{query}")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
-    page.wait_for_timeout(1000)  # the last rerun's messages
+    settled(page)
     assert charts, "no chart received"
     return charts[-1], page.sent[-1]
 

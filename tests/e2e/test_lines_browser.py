@@ -4,6 +4,7 @@ import re
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
 
@@ -28,6 +29,6 @@ def test_512_tokens_arrive_within_a_megabyte(page, server):
     page.goto(f"{server}/lines?text={quote(sentence(512))}")
     page.locator(TITLE, has_text="selected").wait_for(timeout=TIMEOUT)
     page.locator(TITLE, has_text="mean of the 12 heads drawn").wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)
+    settled(page)
     assert_no_error(page)
     assert 0 < count[0] <= 1_000_000, count[0]

@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 from harness.servers import spawn
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import TIMEOUT, assert_no_error, open_page, slider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ def test_a_head_move_redraws_the_same_chart_nodes_with_new_data(page, server, pa
     marks, images = page.evaluate(MARKS), page.evaluate(IMAGES)
     slider(page, "Head").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('head 1')", timeout=TIMEOUT)
-    page.wait_for_timeout(500)  # the rerun's last messages
+    settled(page)
     assert marks and all(marks) and page.evaluate(MARKS) == marks, (marks, page.evaluate(MARKS))
     assert page.evaluate(IMAGES) != images
     assert_no_error(page)
@@ -39,7 +40,7 @@ def test_the_mounted_chart_looks_like_streamlits_own(page):
                env={"PYTHONPATH": str(ROOT)}) as server:
         page.goto(server.url)
         page.wait_for_function("() => document.querySelectorAll('.gtitle').length == 2", timeout=TIMEOUT)
-        page.wait_for_timeout(1000)
+        settled(page)
         native, mounted = page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot'), gd => ({
             template: gd.layout.template, title: gd.layout.title.text.replace(/<b>|<\\/b>/g, ''),
             bold: gd.layout.title.text.startsWith('<b>'), width: Math.round(gd.layout.width),

@@ -3,6 +3,7 @@ the page arrives within the issue's byte budget (1 MB), the 48 most attended key
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 
@@ -21,7 +22,7 @@ def test_512_tokens_arrive_within_a_megabyte(page, server):
     count = received_bytes(page)
     page.goto(f"{server}/neurons?text={quote(sentence(512))}")
     page.get_by_text("The query's vector q").first.wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)
+    settled(page)
     assert page.locator(".gtitle", has_text="the 48 keys it attends to most").count() == 1
     assert_no_error(page)
     assert 0 < count[0] <= 1_000_000, count[0]

@@ -4,6 +4,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.e2e.streamlit_browser import settled
 from views.shell.registry import PAGES as REGISTRY
 
 CHART = ".js-plotly-plot .main-svg"
@@ -16,7 +17,7 @@ def open_page(page, server, path, **params):
     query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
     page.goto(f"{server}/{path}" + (f"?{query}" if query else ""))
     page.wait_for_selector(CHART, timeout=TIMEOUT)
-    page.wait_for_timeout(500)  # let the last rerun settle
+    settled(page)
 
 
 def assert_no_error(page):

@@ -3,6 +3,7 @@ saliency; at 512 tokens the page (rollout map, bars, saliency) arrives within th
 from urllib.parse import quote
 
 from harness.texts import sentence
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 
@@ -21,7 +22,7 @@ def test_512_tokens_arrive_within_a_megabyte(page, server):
     count = received_bytes(page)
     page.goto(f"{server}/rollout?text={quote(sentence(512))}")
     page.get_by_text("Gradient × input: saliency of the norm").first.wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(2000)
+    settled(page)
     assert page.locator(".js-plotly-plot").count() == 3
     assert page.get_by_text("at most 24 tokens").count() == 1
     assert_no_error(page)

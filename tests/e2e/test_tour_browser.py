@@ -2,6 +2,7 @@
 each page opening in its preset state with its chart, no error, the link of each stop in the address bar."""
 import re
 
+from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 from views.pages import tour
 from views.shell import registry
@@ -15,7 +16,7 @@ def test_walk_the_tour_in_chinese_with_next(page, server, shoot):
         page.wait_for_url(re.compile(f"/{at}\\?.*tour={k}"), timeout=TIMEOUT)
         page.get_by_text(re.compile(f"第 {k} 站（共 {len(tour.STOPS)} 站）")).wait_for(timeout=TIMEOUT)
         page.wait_for_selector(CHART, timeout=TIMEOUT)
-        page.wait_for_timeout(300)
+        settled(page)
         for name, value in stop.params.items():
             if name not in ("text", "src"):
                 assert f"{name}={value}" in page.url, (name, page.url)

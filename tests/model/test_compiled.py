@@ -6,14 +6,14 @@ import pytest
 import torch
 
 from model.compiled import CompiledPass, compiled_pass
-from model.text_models import TextEncoder
+from model.text_models import TextConfig, TextEncoder
 
 MAX = 64
 
 
 def text_encoder(**kwargs):
     torch.manual_seed(1)
-    return TextEncoder(99, 32, 4, 3, 48, max_len=MAX, **kwargs).eval()
+    return TextEncoder(TextConfig(99, 32, 4, 3, 48, max_len=MAX, **kwargs)).eval()
 
 
 MODELS = {

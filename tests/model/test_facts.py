@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from model.facts import ModelFacts, SpecialTokens
 from model.loading.sources import RANDOM_KEY, RandomConfig, find_source, load, load_encoder_decoder
 from model.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from model.text_models import TextEncoder, TextTransformer
+from model.text_models import TextConfig, TextEncoder, TextTransformer
 from tests.model.conftest import TINY_BERT
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -40,7 +40,7 @@ def test_bert_facts_come_from_its_config(tiny_bert):
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_text_encoder_facts_describe_its_modules(norm_first, positional, activation):
-    model = TextEncoder(50, 24, 3, 2, 40, activation, norm_first, positional, max_len=20)
+    model = TextEncoder(TextConfig(50, 24, 3, 2, 40, activation, norm_first, positional, max_len=20))
     facts = model.facts
     assert (facts.kind, facts.layers, facts.vocab_size, facts.max_positions) == ("encoder", 2, 50, 20)
     assert (facts.norm_first, facts.positional, facts.activation) == (norm_first, positional, activation)
@@ -54,7 +54,7 @@ def test_text_encoder_facts_describe_its_modules(norm_first, positional, activat
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_decoder_facts_describe_both_stacks(norm_first):
-    model = TextTransformer(50, 24, 3, 2, 40, "relu", norm_first, "learned", max_len=20)
+    model = TextTransformer(TextConfig(50, 24, 3, 2, 40, "relu", norm_first, "learned", max_len=20))
     facts = model.facts
     assert (facts.kind, facts.layers, facts.decoder_layers, facts.final_norm) == ("encoder-decoder", 2, 2, True)
     assert model.transformer.encoder.norm is not None and model.transformer.decoder.norm is not None
@@ -64,7 +64,7 @@ def test_encoder_decoder_facts_describe_both_stacks(norm_first):
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
 def test_position_vectors_are_what_the_embedding_adds(tiny_bert, positional):
     ids = torch.randint(1, 50, (1, 9))
-    for model in (tiny_bert, TextEncoder(99, 24, 3, 2, 40, positional=positional, max_len=20).eval()):
+    for model in (tiny_bert, TextEncoder(TextConfig(99, 24, 3, 2, 40, positional=positional, max_len=20)).eval()):
         table = model.position_vectors()
         assert table.shape == (model.facts.max_positions, model.facts.d_model)
         with torch.inference_mode():

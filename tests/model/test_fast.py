@@ -10,7 +10,7 @@ from torch import nn
 
 from model import EncoderLayer, MultiHeadAttention, Transformer
 from model.fast import FastDecoderLayer, FastEncoderLayer, FastMultiHeadAttention, accelerate
-from model.text_models import TextEncoder
+from model.text_models import TextConfig, TextEncoder
 from tests.identical import assert_identical
 from tests.model.conftest import TINY_BERT
 
@@ -67,7 +67,7 @@ def test_fast_bert_equals_the_formula_and_hugging_face(tiny_bert, tmp_path_facto
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_a_recorded_pass_is_the_formulas_bit_for_bit(norm_first, activation):
     torch.manual_seed(2)
-    formula = TextEncoder(99, 32, 4, 2, 48, activation, norm_first, max_len=16).eval()
+    formula = TextEncoder(TextConfig(99, 32, 4, 2, 48, activation, norm_first, max_len=16)).eval()
     fast = accelerate(copy.deepcopy(formula))
     with torch.inference_mode():
         ours, quick = formula(IDS, PADDED, record=True), fast(IDS, PADDED, record=True)
@@ -83,7 +83,7 @@ def test_a_recorded_pass_is_the_formulas_bit_for_bit(norm_first, activation):
 
 def test_autograd_and_training_take_the_formula():
     torch.manual_seed(3)
-    formula = TextEncoder(99, 32, 4, 2, 48, max_len=16)
+    formula = TextEncoder(TextConfig(99, 32, 4, 2, 48, max_len=16))
     fast = accelerate(copy.deepcopy(formula))
     for model in (formula, fast):
         model.eval()

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from model.masks import CAUSAL_PADDING, NO_MASK, PADDING, attention_mask_of, pads
-from model.text_models import TextEncoder
+from model.text_models import TextConfig, TextEncoder
 from tests.identical import assert_identical
 
 
 def text_encoder(norm_first):
     torch.manual_seed(1)
-    return TextEncoder(99, 32, 4, 3, 48, norm_first=norm_first, max_len=64).eval()
+    return TextEncoder(TextConfig(99, 32, 4, 3, 48, norm_first=norm_first, max_len=64)).eval()
 
 
 def inputs(batch):

@@ -6,7 +6,7 @@ import torch
 
 from model import Decoder, DecoderLayer
 from model.masks import attention_mask_of, causal_mask, pads
-from model.text_models import TextEncoder, TextTransformer
+from model.text_models import TextConfig, TextEncoder, TextTransformer
 from tests.identical import assert_identical
 
 IDS = torch.randint(1, 99, (2, 10), generator=torch.Generator().manual_seed(3))
@@ -22,7 +22,7 @@ def model_of(which, tiny_bert):
     if which == "bert":
         return tiny_bert
     torch.manual_seed(1)
-    return TextEncoder(99, 32, 4, 3, 48, norm_first=which == "pre-LN", max_len=64).eval()
+    return TextEncoder(TextConfig(99, 32, 4, 3, 48, norm_first=which == "pre-LN", max_len=64)).eval()
 
 
 def masks_of(kind):
@@ -95,7 +95,7 @@ def test_a_decoding_step_is_one_row_of_the_full_pass():
     """What a translator's decoder computes at step t (the target so far, one more token each step) is row t of
     the pass over the whole target: the causal mask hides the later tokens."""
     torch.manual_seed(5)
-    model = TextTransformer(99, 32, 4, 2, 48, max_len=32).eval()
+    model = TextTransformer(TextConfig(99, 32, 4, 2, 48, max_len=32)).eval()
     src, tgt = torch.randint(1, 99, (1, 8)), torch.randint(1, 99, (1, 7))
     with torch.inference_mode():
         _, whole = model(src, tgt, record=True)

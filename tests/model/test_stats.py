@@ -5,7 +5,7 @@ import transformers
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from model import EncoderLayer, MultiHeadAttention, TextEncoder, Transformer
+from model import EncoderLayer, MultiHeadAttention, TextConfig, TextEncoder, Transformer
 from model.bert import BertConfig, BertModel
 from model.stats import FORMULAS, Shape, attention_flops, ffn_flops, flops, param_counts
 
@@ -71,7 +71,7 @@ def test_bert_with_tied_masked_lm_head_parameters(tmp_path):
 @pytest.mark.parametrize("dims", [(16, 2, 32, 1), (24, 4, 96, 3)])
 def test_text_encoder_parameters(positional, norm_first, dims):
     d, nh, f, layers = dims
-    model = TextEncoder(50, d, nh, layers, f, norm_first=norm_first, positional=positional, max_len=20)
+    model = TextEncoder(TextConfig(50, d, nh, layers, f, norm_first=norm_first, positional=positional, max_len=20))
     counts = param_counts(Shape.from_text_encoder(50, d, f, layers, norm_first, positional, 20))
     assert n_params(model) == sum(counts.values())
 
@@ -105,7 +105,7 @@ def test_transformer_flops(shape, src_len, tgt_len, batch):
 @pytest.mark.parametrize("seq_len,batch", [(5, 1), (12, 3)])
 @pytest.mark.parametrize("positional,norm_first", [("sinusoidal", False), ("learned", True)])
 def test_text_encoder_flops(seq_len, batch, positional, norm_first):
-    model = TextEncoder(50, 32, 4, 2, 80, norm_first=norm_first, positional=positional, max_len=20).eval()
+    model = TextEncoder(TextConfig(50, 32, 4, 2, 80, norm_first=norm_first, positional=positional, max_len=20)).eval()
     ids = torch.randint(50, (batch, seq_len))
     measured = count_flops(lambda: model(ids, record=True))
     shape = Shape.from_text_encoder(50, 32, 80, 2, norm_first, positional, 20)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from model import TextEncoder, TextTransformer
+from model import TextConfig, TextEncoder, TextTransformer
 from model.positional import sinusoidal_table
 from model.trace import ModelOutput
 
@@ -14,7 +14,7 @@ VOCAB, D, HEADS = 50, 16, 4
 
 def text_encoder(seed=0, **kwargs):
     torch.manual_seed(seed)
-    return TextEncoder(VOCAB, d_model=D, nhead=HEADS, num_layers=3, dim_feedforward=32, max_len=20, **kwargs).eval()
+    return TextEncoder(TextConfig(VOCAB, d_model=D, nhead=HEADS, num_layers=3, d_ff=32, max_len=20, **kwargs)).eval()
 
 
 def ids_and_mask():
@@ -87,7 +87,7 @@ def test_text_encoder_takes_an_attention_mask_on_top_of_padding():
 
 def test_text_transformer_records_both_stacks_with_embeddings(h):
     torch.manual_seed(0)
-    model = TextTransformer(VOCAB, d_model=D, nhead=HEADS, num_layers=2, dim_feedforward=32, max_len=20).eval()
+    model = TextTransformer(TextConfig(VOCAB, d_model=D, nhead=HEADS, num_layers=2, d_ff=32, max_len=20)).eval()
     src, tgt = torch.randint(VOCAB, (1, 6)), torch.randint(VOCAB, (1, 4))
     out, none = model(src, tgt)
     assert none is None and out.shape == (1, 4, D)

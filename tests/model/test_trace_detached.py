@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from model.text_models import TextEncoder, TextTransformer
+from model.text_models import TextConfig, TextEncoder, TextTransformer
 
 IDS = torch.tensor([[5, 17, 3, 42, 8, 1]])  # (1, T) token ids, T = 6, below every vocabulary size here
 
@@ -27,7 +27,7 @@ def tensors(obj, path: str = "trace"):
 def encoder(kind: str, tiny_bert):
     if kind == "bert":
         return tiny_bert
-    return TextEncoder(99, 32, 4, 2, 37, positional=kind.removeprefix("random-")).eval()
+    return TextEncoder(TextConfig(99, 32, 4, 2, 37, positional=kind.removeprefix("random-"))).eval()
 
 
 def recorded(model):
@@ -74,7 +74,7 @@ def test_trace_with_autograd_stays_in_the_graph(kind, tiny_bert):
 
 
 def test_encoder_decoder_trace_without_autograd_is_detached():
-    model = TextTransformer(99, 32, 4, 2, 37, positional="learned").eval()  # as above: built outside
+    model = TextTransformer(TextConfig(99, 32, 4, 2, 37, positional="learned")).eval()  # as above: built outside
     with torch.inference_mode():
         _, trace = model(IDS, IDS[:, :4], record=True)
     assert_detached({"encoder": trace.encoder, "decoder": trace.decoder})

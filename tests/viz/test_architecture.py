@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from model import TextEncoder
+from model import TextConfig, TextEncoder
 from model.bert import BertConfig
 from model.stats import Shape, flops, param_counts
 from viz.architecture import cost_bars, cost_table, human, module_costs, plain, shape_steps
@@ -85,7 +85,7 @@ def test_human_numbers():
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_shape_steps_read_the_trace(norm_first):
-    model = TextEncoder(50, d_model=24, nhead=4, num_layers=3, dim_feedforward=40, norm_first=norm_first).eval()
+    model = TextEncoder(TextConfig(50, d_model=24, nhead=4, num_layers=3, d_ff=40, norm_first=norm_first)).eval()
     with torch.inference_mode():
         trace = model(torch.arange(7)[None], record=True).trace
     steps = dict(zip(shape_steps(trace, norm_first)["step"], shape_steps(trace, norm_first)["shape"]))
@@ -97,7 +97,7 @@ def test_shape_steps_read_the_trace(norm_first):
     assert steps["layer 0: FFN hidden = act(x W_1)"] == "(1, 7, 40)"
     assert steps["layers 1–2: the same steps"] == "(1, 7, 24)"
     assert ("layer 0: LayerNorm before attention" in steps) == norm_first
-    two_layers = TextEncoder(50, d_model=24, nhead=4, num_layers=2, dim_feedforward=40).eval()
+    two_layers = TextEncoder(TextConfig(50, d_model=24, nhead=4, num_layers=2, d_ff=40)).eval()
     with torch.inference_mode():
         steps_of_two = list(shape_steps(two_layers(torch.arange(3)[None], record=True).trace)["step"])
     assert "layer 1: the same steps" in steps_of_two
