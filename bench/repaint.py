@@ -118,7 +118,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.loop:
         return loop_long_texts(args.loop)
-    query = f"?{urlencode({'text': sentence(args.tokens)})}" if args.tokens else ""
+    # at head 0: the pages open at the showcase head (layer 3, head 1) on the pretrained model
+    query = "?" + urlencode({"layer": 0, "head": 0, **({"text": sentence(args.tokens)} if args.tokens else {})})
     results = {(root.resolve().name, busy): [] for root in args.root for busy in (False, True)}
     with contextlib.ExitStack() as stack:
         urls = [stack.enter_context(spawn(root / "app.py", session_ttl=None)).url for root in args.root]
