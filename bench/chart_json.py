@@ -20,7 +20,7 @@ import plotly.io as pio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.timing import cpu_ms  # noqa: E402
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from viz.attention import heatmap_spec  # noqa: E402
 from viz.mosaic import build_mosaic, mosaic_spec  # noqa: E402
 
@@ -74,5 +74,4 @@ def _has_orjson() -> bool:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

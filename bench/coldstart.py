@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.servers import chromium, free_port  # noqa: E402
 
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$")
@@ -95,5 +95,4 @@ def main():
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

@@ -19,7 +19,7 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from model.bert import BertModel  # noqa: E402
 from model.fast import accelerate  # noqa: E402
 from model.loading.sources import packaged_model_dir  # noqa: E402
@@ -83,5 +83,4 @@ def main():
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.app import SCRIPT_RUNS, time_script_runs  # noqa: E402
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 
 
 def median_ms(times) -> str:
@@ -209,5 +209,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.projector import CHART, MEASURE, pages  # noqa: E402
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 
 
@@ -85,5 +85,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

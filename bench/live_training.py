@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.servers import spawn  # noqa: E402
 from harness.students.meter import CLK_TCK, cpu_seconds, rss_bytes  # noqa: E402
 from harness.students.protocol import Session  # noqa: E402
@@ -276,6 +276,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        code = main()
-    sys.exit(code)
+    sys.exit(run(__file__, main))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.students.classroom import APPS, run_load, run_spawned  # noqa: E402
 
 
@@ -49,6 +49,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        code = main()
-    sys.exit(code)
+    sys.exit(run(__file__, main))

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.record import recorded
+from harness.record import run
 from harness.servers import ROOT, chromium, spawn
 
 PASSES = [("encoder", 12, 12, 768, 3072), ("encoder", 12, 16, 768, 3072), ("encoder", 12, 1, 768, 3072),
@@ -120,5 +120,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

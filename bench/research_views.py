@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.page_bytes import kind_of  # noqa: E402
 from bench.repaint import busy_user, repaint_times  # noqa: E402
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 from harness.texts import WORDS, sentence  # noqa: E402
 
@@ -161,5 +161,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

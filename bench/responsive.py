@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.repaint import head_slider  # noqa: E402
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from harness.servers import chromium, spawn  # noqa: E402
 
 BERT_BASE = {"model": "random", "d_model": "768", "heads": "12", "layers": "12", "d_ff": "3072"}
@@ -82,5 +82,4 @@ def main():
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from model.analysis.showcase import PROBES, SHOWCASE, best_head, pronoun_attention  # noqa: E402
 
 
@@ -45,5 +45,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

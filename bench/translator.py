@@ -26,7 +26,7 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from harness.record import recorded  # noqa: E402
+from harness.record import run  # noqa: E402
 from model.masks import causal_mask  # noqa: E402
 from model.translator import SHIPPED, load_shipped  # noqa: E402
 from model.translator.decoding import batch_of, formula_memory, formula_step, generate, words_of  # noqa: E402
@@ -160,5 +160,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with recorded(__file__):
-        main()
+    run(__file__, main)

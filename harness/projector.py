@@ -1,7 +1,6 @@
 """A page on a projector, measured in the browser: the first chart's share of a 1280x720 viewport, its smallest
 tick label, where it starts and ends (bench/lecture.py reports them; tests/e2e/test_lecture_browser.py asserts them)."""
-from views.pages import tour
-from views.shell import registry
+from views.shell import registry, tour_stops
 
 CHART = '[data-testid="stMain"] .js-plotly-plot'
 MEASURE = """(sel) => {
@@ -21,7 +20,7 @@ MEASURE = """(sel) => {
 
 def pages() -> list[tuple[str, dict]]:
     """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar)."""
-    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour.STOPS, start=1)}
+    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour_stops.STOPS, start=1)}
     return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
 
 

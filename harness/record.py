@@ -4,8 +4,7 @@ them stay), with the command, the date, the machine and the versions it ran with
 is in git.
 
     if __name__ == "__main__":
-        with recorded(__file__):
-            main()
+        run(__file__, main)
 """
 import contextlib
 import io
@@ -69,3 +68,9 @@ def recorded(script: str):
         yield
     path = keep(script, kept.getvalue(), time.perf_counter() - start)
     print(f"(kept in {path})", file=sys.stderr)
+
+
+def run(script: str, main):
+    """main() with its output kept (recorded); what main() returns (an exit code, say)."""
+    with recorded(script):
+        return main()

@@ -25,6 +25,15 @@ class SourceKind(StrEnum):
     HF_CACHE = "hf-cache"  # a checkpoint already in the local Hugging Face cache
 
 
+class SourceKey(StrEnum):
+    """The built-in sources' names in links (?model=minilm); an operator's directory and a checkpoint in the Hugging
+    Face cache are named by their own keys (model.loading.sources)."""
+
+    MINILM = "minilm"  # the default
+    RANDOM = "random"
+    TRANSLATOR = "translator"
+
+
 class Block(StrEnum):
     """An attention block of an encoder-decoder: its name in ?off=cross.1.3 and in a trace."""
 

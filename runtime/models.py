@@ -14,6 +14,7 @@ from model.loading.sources import (
     load,
     load_encoder_decoder,
 )
+from model.translator.source import TRANSLATOR_KEY
 from runtime.memory import budget
 from runtime.model_thread import Compiling, apply_torch_threads
 
@@ -82,3 +83,9 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
 def compiling(choice: Choice) -> Compiling:
     """The model's Compiling, dropped with the model."""
     return resident(choice).compiling
+
+
+def loaded_translator():
+    """The shipped translator (model.translator.source.LoadedTranslator), once per process, in the budget: one entry
+    for the Translate page and the encoder-decoder page alike."""
+    return resident(Choice(TRANSLATOR_KEY)).loaded

@@ -24,7 +24,7 @@ from torch import nn
 from locales import N_
 from model.bert import BertModel, CheckpointError, read_config
 from model.facts import ModelFacts, SpecialTokens
-from model.kinds import SourceKind
+from model.kinds import SourceKey, SourceKind
 from model.loading.checkpoint import CONFIG, NOT_ENOUGH_MEMORY, out_of_memory
 from model.loading.directories import (
     ENV_DIRS,
@@ -46,8 +46,7 @@ from model.translator.source import TRANSLATOR_KEY, TRANSLATOR_LABEL
 from model.translator.source import check_files as check_translator
 from model.translator.source import footprint as translator_footprint
 
-DEFAULT_KEY = "minilm"  # the sources' keys in links: ?model=minilm
-RANDOM_KEY = "random"
+DEFAULT_KEY, RANDOM_KEY = SourceKey.MINILM, SourceKey.RANDOM  # the sources' keys in links: ?model=minilm
 TRANSLATOR = SourceKind.TRANSLATOR  # the kind of the translator's source
 WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get them
 

@@ -15,6 +15,7 @@ import torch
 
 from locales import N_
 from model.facts import ENCODER, ModelFacts
+from model.kinds import SourceKey
 from model.loading.checkpoint import weight_shapes
 from model.loading.footprint import FLOAT32, loading_bytes
 from model.loading.source_types import Encoded
@@ -23,7 +24,7 @@ from model.text_models import EmbeddedTextEncoder
 from model.translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
 from model.translator.vocabulary import chinese_tokens, english_tokens
 
-TRANSLATOR_KEY = "translator"  # its name in links: ?model=translator
+TRANSLATOR_KEY = SourceKey.TRANSLATOR  # its name in links: ?model=translator
 TRANSLATOR_LABEL = Later(N_("Translator (trained here: Chinese → English)"))
 FILES = (WEIGHTS, CONFIG, SOURCE_VOCAB, TARGET_VOCAB)
 

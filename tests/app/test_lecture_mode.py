@@ -4,12 +4,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness.apptest import TIMEOUT, _app_starting_at, charts, link_value
-from views.pages import tour
-from views.shell import lecture, registry
+from views.shell import lecture, registry, tour_stops
 from viz.lecture import TICK_PX
 
 PAGES = [spec.path for spec in registry.PAGES if spec.path != "tour"]
-STATES = {stop.path: stop.params for stop in tour.STOPS}  # each page as the tour opens it
+STATES = {stop.path: stop.params for stop in tour_stops.STOPS}  # each page as the tour opens it
 
 
 def _open(path: str, **params) -> AppTest:

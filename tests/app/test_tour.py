@@ -9,8 +9,7 @@ from streamlit.util import calc_hash
 import locales
 from harness.apptest import TIMEOUT, _app_starting_at, link_value
 from locales import _
-from views.pages import tour
-from views.shell import registry
+from views.shell import registry, tour_stops
 
 
 def _open(path: str, **params) -> AppTest:
@@ -27,39 +26,39 @@ def _links(at: AppTest) -> list[tuple[str, dict[str, str]]]:
 
 
 def test_the_stops_follow_the_tutorials_and_exist():
-    assert [stop.path for stop in tour.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads", "steps",
-                                                  "architecture", "encoder-decoder", "translate"]
-    for stop in tour.STOPS:
+    assert [stop.path for stop in tour_stops.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads",
+                                                        "steps", "architecture", "encoder-decoder", "translate"]
+    for stop in tour_stops.STOPS:
         registry.by_path(stop.path)
         assert set(map(str, stop.params)) <= registry.link_keys()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("k", range(1, len(tour.STOPS) + 1))
+@pytest.mark.parametrize("k", range(1, len(tour_stops.STOPS) + 1))
 def test_each_stops_link_opens_its_page_in_its_state_with_the_banner(k, lang):
-    stop = tour.STOPS[k - 1]
-    at = _open(stop.path, **tour.query_params(k, lang))
+    stop = tour_stops.STOPS[k - 1]
+    at = _open(stop.path, **tour_stops.query_params(k, lang))
     assert not at.exception, at.exception
     assert not at.warning, [w.value for w in at.warning]  # every preset value is one the page takes
     with locales.use(lang):
-        heading = _("**Tour, stop {k} of {n}: {title}**").format(k=k, n=len(tour.STOPS), title=_(stop.title))
+        heading = _("**Tour, stop {k} of {n}: {title}**").format(k=k, n=len(tour_stops.STOPS), title=_(stop.title))
         text = _(stop.text)
     assert heading in [m.value for m in at.markdown] and text in [m.value for m in at.markdown]
     for name, value in stop.params.items():  # the page read the preset, and writes it back as it was
         assert link_value(at, name) == str(value), name
     links = _links(at)
     if k > 1:
-        assert (tour.STOPS[k - 2].path, tour.query_params(k - 1, lang)) in links
-    if k < len(tour.STOPS):
-        assert (tour.STOPS[k].path, tour.query_params(k + 1, lang)) in links
+        assert (tour_stops.STOPS[k - 2].path, tour_stops.query_params(k - 1, lang)) in links
+    if k < len(tour_stops.STOPS):
+        assert (tour_stops.STOPS[k].path, tour_stops.query_params(k + 1, lang)) in links
     assert ("tour", {"lang": lang}) in links
     slide = at.get("code")[-1].proto.code_text
     assert urlsplit(slide).path == ("/" if registry.by_path(stop.path).default else f"/{stop.path}")
-    assert {k2: v[0] for k2, v in parse_qs(urlsplit(slide).query).items()} == tour.query_params(k, lang)
+    assert {k2: v[0] for k2, v in parse_qs(urlsplit(slide).query).items()} == tour_stops.query_params(k, lang)
 
 
 def test_the_first_view_on_minilm_is_the_measured_head():
-    at = _open("heatmap", **tour.query_params(2, "en"))
+    at = _open("heatmap", **tour_stops.query_params(2, "en"))
     assert (link_value(at, "layer"), link_value(at, "head")) == ("3", "1")
 
 
@@ -75,9 +74,10 @@ def test_the_tour_page_lists_every_stop_with_its_link():
     at = _open("tour", lang="zh")
     assert not at.exception
     links = _links(at)
-    assert links[0] == ("positional", tour.query_params(1, "zh"))  # Start the tour
-    assert links[1:] == [(stop.path, tour.query_params(k, "zh")) for k, stop in enumerate(tour.STOPS, start=1)]
-    assert len(at.get("code")) == len(tour.STOPS)
+    assert links[0] == ("positional", tour_stops.query_params(1, "zh"))  # Start the tour
+    stops = enumerate(tour_stops.STOPS, start=1)
+    assert links[1:] == [(stop.path, tour_stops.query_params(k, "zh")) for k, stop in stops]
+    assert len(at.get("code")) == len(tour_stops.STOPS)
 
 
 def test_a_hostile_stop_is_one_short_code_span_and_the_page_still_works():

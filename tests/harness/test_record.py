@@ -2,7 +2,7 @@
 keeping the notes written around it."""
 import sys
 
-from harness.record import BEGIN, END, keep, recorded
+from harness.record import BEGIN, END, keep, recorded, run
 
 
 def test_a_run_is_appended_once_then_replaced_and_the_notes_stay(tmp_path, monkeypatch):
@@ -30,3 +30,9 @@ def test_recorded_prints_and_keeps_and_a_failed_run_keeps_nothing(tmp_path, monk
     except RuntimeError:
         pass
     assert not (tmp_path / "coldstart.md").exists()
+
+
+def test_run_returns_what_main_returns_and_keeps_its_output(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.record.RESULTS", tmp_path)
+    assert run("bench/load.py", lambda: print("| errors 0 |") or 1) == 1
+    assert "| errors 0 |" in (tmp_path / "load.md").read_text(encoding="utf-8")

@@ -10,12 +10,13 @@ import numpy as np
 import streamlit as st
 
 from locales import _
+from model.kinds import SourceKey
 from model.loading.footprint import encoder_decoder_pass_bytes
 from model.loading.sources import RANDOM_KEY
 from model.translator.vocabulary import chinese_tokens
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
-from runtime.models import Choice, model_key, resident
+from runtime.models import Choice, loaded_translator, model_key, resident
 from views.charts.mounted import show_chart
 from views.encoder_decoder import translator_part
 from views.encoder_decoder.run import Seq2SeqRun, attentions
@@ -27,7 +28,7 @@ from views.widgets import downloads, special_tokens, state
 from views.widgets.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, layer_head, pick, seq2seq_choice
 from viz.attention import heatmap_spec
 
-DEFAULT_SRC, DEFAULT_TGT = SEQ2SEQ_TEXTS["random"]
+DEFAULT_SRC, DEFAULT_TGT = SEQ2SEQ_TEXTS[SourceKey.RANDOM]
 
 
 def seq2seq_model(config):
@@ -53,7 +54,7 @@ def texts(translator: bool) -> tuple[str, str]:
     translator's target may be empty: it then writes its own."""
 
     left, right = lecture.controls(2)
-    default_src, default_tgt = SEQ2SEQ_TEXTS["translator" if translator else "random"]
+    default_src, default_tgt = SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if translator else SourceKey.RANDOM]
     if translator:
         labels = (_("Source: Chinese (what the encoder reads)"),
                   _("Target: English (what the decoder reads; empty: the translator's own translation)"))
@@ -140,7 +141,7 @@ def view(page: Page) -> None:
         for unknown, what in ((decoded.unknown_source, "character"), (decoded.unknown_target, "word")):
             if unknown:
                 state.notice(unknown_notice(unknown, what))
-        config = translator_part.loaded_translator().translator.config
+        config = loaded_translator().translator.config
     else:
         config = choice.random
         st.sidebar.caption(_("{n} encoder and {n} decoder layers; both texts share one token embedding (vocabulary "

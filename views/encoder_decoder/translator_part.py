@@ -14,10 +14,10 @@ from model.translator.source import TRANSLATOR_KEY as KEY
 from model.translator.vocabulary import BOS, BOS_ID, english_text
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
-from runtime.models import Choice, model_key, resident
+from runtime.models import Choice, loaded_translator, model_key
 from views.encoder_decoder.run import attentions
 from views.shell.errors import cached
-from views.shell.markdown import code
+from views.shell.markdown import code, plain
 
 
 @dataclass(frozen=True)
@@ -28,11 +28,6 @@ class Decoded:
     predicted: tuple[str, ...]  # the word it predicts after each target token (the decoder's output, teacher forced)
     unknown_source: tuple[str, ...]  # Chinese characters it has never seen
     unknown_target: tuple[str, ...]  # typed English words it has never seen
-
-
-def loaded_translator():
-    """The shipped translator (model.translator.source.LoadedTranslator), once per process, in the budget."""
-    return resident(Choice(KEY)).loaded
 
 
 def compute_run(src: str, tgt: str):
@@ -76,11 +71,6 @@ def intro() -> None:
               "each with one correct translation): 我有一只猫 → *I have a cat*. Leave the target empty to see its own "
               "translation, written word by word from `<bos>`; type one to see how it attends while reading your "
               "words (teacher forcing, as in training)."), icon=":material/translate:")
-
-
-def plain(word: str) -> str:
-    """A word of the translator's vocabulary in Markdown: a special token (<eos>, <unk>) as code, not as HTML."""
-    return code(word) if word.startswith("<") else word
 
 
 def show_translation(run, decoded: Decoded) -> None:

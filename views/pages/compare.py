@@ -8,6 +8,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.compare import Alignment, align, difference
+from model.kinds import SourceKey
 from model.loading.sources import RANDOM_KEY, TRANSLATOR, RandomConfig
 from runtime.models import Choice, sources
 from runtime.runs import Mask, Run
@@ -36,7 +37,7 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
 
     if pair == "text":
         label = _("Second sentence (B)")
-        if page.choice.key == "translator":  # its B is Chinese, kept apart (?src2=) as its A is (?src=)
+        if page.choice.key == SourceKey.TRANSLATOR:  # its B is Chinese, kept apart (?src2=) as its A is (?src=)
             text = state.text(label, "src2", SECOND_CHINESE, MAX_TEXT_CHARS, container=controls, height=80)
         else:
             text = state.text(label, "text2", SECOND_TEXT, MAX_TEXT_CHARS, container=controls, height=80)
@@ -46,7 +47,7 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
         return run_of(page.choice, text), _("the second sentence")
     if pair == "model":
         offered = [s for s in sources() if s.available and s.kind != TRANSLATOR and s.key != page.choice.key]
-        if not offered or page.choice.key == "translator":
+        if not offered or page.choice.key == SourceKey.TRANSLATOR:
             st.info(_("A second model reads the same sentence: the translator reads Chinese characters, which the "
                       "other models do not share. Pick another model in the sidebar to compare two models."))
             state.stop()

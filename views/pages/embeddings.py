@@ -8,6 +8,7 @@ import streamlit as st
 
 from locales import _
 from model.analysis.embeddings import SentenceVectors, cosines, pca_2d, sentence_vectors
+from model.kinds import SourceKey
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice
 from views.charts.mounted import show_chart
@@ -71,7 +72,7 @@ def view(page: Page) -> None:
     if not sentences:
         st.info(_("Type a few sentences above, one per line, to compare their sentence vectors."))
         state.stop()
-    if page.choice != Choice("minilm"):
+    if page.choice != Choice(SourceKey.MINILM):
         st.info(_("A sentence vector means something only for a model trained to make one, as all-MiniLM-L6-v2 "
                   "was. For this model the numbers are computed the same way, but they say little."))
     vectors = [vectors_of(page, s) for s in sentences]
@@ -79,7 +80,7 @@ def view(page: Page) -> None:
         if cut:
             state.notice(_("Sentence {i} has {total} tokens; the model reads at most {read}, so the rest was cut.")
                          .format(i=i + 1, total=total, read=len(tokens)))
-        elif len(tokens) > PIPELINE_TOKENS and page.choice == Choice("minilm"):
+        elif len(tokens) > PIPELINE_TOKENS and page.choice == Choice(SourceKey.MINILM):
             state.notice(_("Sentence {i} has {n} tokens: the sentence-transformers pipeline would cut it at {cut}; "
                            "this page reads it whole.").format(i=i + 1, n=len(tokens), cut=PIPELINE_TOKENS))
     picked = state.choice(_("Tokens of sentence"), "sent", range(len(sentences)), 0,

@@ -3,6 +3,7 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
+from model.kinds import SourceKind
 from model.positional import sinusoidal_table
 from runtime.models import Choice, loaded_model
 from views.charts.mounted import plotly
@@ -35,7 +36,7 @@ def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
         loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
         return None, failure(_("The model"), e)
-    facts, random = loaded.facts, loaded.source.kind == "random"
+    facts, random = loaded.facts, loaded.source.kind == SourceKind.RANDOM
     # The random model's label ends with its whole configuration (for logs): its settings are in the sidebar
     model = _("The random model") if random else loaded.source.label
     if facts.positional == "sinusoidal":

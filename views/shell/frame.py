@@ -16,8 +16,7 @@ from locales import _
 from model.loading.sources import TRANSLATOR
 from runtime import runs
 from runtime.models import Choice, loaded_model, sources
-from views.pages import tour
-from views.shell import lecture, reading
+from views.shell import lecture, reading, tour_stops
 from views.shell.errors import or_stop, said
 from views.shell.registry import MODEL, RUN, TEXT, PageSpec
 from views.widgets import file_names, pickers, state
@@ -50,7 +49,7 @@ def render(spec: PageSpec) -> None:
     file_names.new_page()
     st.title(_(spec.title))
     st.caption(_(spec.caption))
-    tour.banner(spec.path, locales.current(), st.sidebar if lecture.on() else st)
+    tour_stops.banner(spec.path, locales.current(), st.sidebar if lecture.on() else st)
     intro = getattr(module, "intro", None)
     if intro is not None and not lecture.on():  # in front of a class the chart comes first
         intro()

@@ -36,3 +36,8 @@ def code(text: str) -> str:
     text = visible(text)
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     return f"{fence} {text} {fence}"
+
+
+def plain(word: str) -> str:
+    """A word of the translator's vocabulary in Markdown: a special token (<eos>, <unk>) as code, not as HTML."""
+    return code(word) if word.startswith("<") else word

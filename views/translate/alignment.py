@@ -8,8 +8,7 @@ import streamlit as st
 
 from locales import _
 from views.charts.mounted import show_chart
-from views.encoder_decoder.translator_part import plain
-from views.shell.markdown import code
+from views.shell.markdown import code, plain
 from views.translate.page import Translate
 from views.translate.run import decoded, download, translation_line, way_controls, which_heads
 from views.widgets import state

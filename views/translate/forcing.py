@@ -19,8 +19,8 @@ from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice, model_key
 from views.charts.mounted import show_chart
-from views.encoder_decoder.translator_part import plain
 from views.shell.errors import cached
+from views.shell.markdown import plain
 from views.shell.reading import unknown_notice
 from views.translate.learning import snapshot_translator, snapshots
 from views.translate.page import Translate

@@ -21,8 +21,8 @@ from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice, model_key
 from training.toy_language import sample
-from views.encoder_decoder.translator_part import plain
 from views.shell.errors import cached, or_stop
+from views.shell.markdown import plain
 from views.translate.page import Translate, head_name
 
 # (?off= set, button label): sets a lecturer switches off in one click; every head of them in ?off=

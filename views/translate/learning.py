@@ -20,8 +20,8 @@ from model.translator.vocabulary import EOS_ID, same_translation
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
-from views.encoder_decoder.translator_part import plain
 from views.shell.errors import cached, or_stop
+from views.shell.markdown import plain
 from views.translate.page import Translate
 from views.widgets import state
 from views.widgets.pickers import layer_head, pick

@@ -12,8 +12,8 @@ import streamlit as st
 from locales import N_, _
 from model.translator.incremental import BLOCKS, parse_head
 from model.translator.vocabulary import chinese_tokens
+from runtime.models import loaded_translator
 from training.toy_language import LONGEST_CHINESE, index_of, is_held_out, parse
-from views.encoder_decoder.translator_part import loaded_translator
 from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.reading import unknown_notice

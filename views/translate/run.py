@@ -13,8 +13,9 @@ from locales import N_, _
 from model.translator.decoding import Sampling, beam_search, generate
 from model.translator.vocabulary import BOS, EOS_ID, english_text
 from runtime.model_thread import on_model_thread
-from views.encoder_decoder.translator_part import loaded_translator, plain
+from runtime.models import loaded_translator
 from views.shell.errors import cached
+from views.shell.markdown import plain
 from views.widgets import downloads, state
 
 GREEDY, SAMPLE, BEAM = "greedy", "sample", "beam"

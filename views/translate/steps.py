@@ -8,9 +8,8 @@ import streamlit as st
 
 from locales import _
 from views.charts.mounted import show_chart
-from views.encoder_decoder.translator_part import plain
 from views.shell import lecture
-from views.shell.markdown import code
+from views.shell.markdown import code, plain
 from views.translate.page import PLAY_EVERY, PLAYING, Translate
 from views.translate.run import BEAM, SAMPLE, Decoded, decoded, download, translation_line, way_controls, which_heads
 from views.widgets import state

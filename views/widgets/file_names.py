@@ -13,13 +13,14 @@ import re
 
 import streamlit as st
 
+from model.kinds import SourceKey
 from views.widgets import state
 
 MAX_CHARS = 120  # with the extension
 _CONTEXT = "_file_names"  # session state: {"model": the model's name in file names}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _EXTENSION = re.compile(r"[A-Za-z0-9]{1,8}")
-PACKAGED = {"minilm": "all-MiniLM-L6-v2", "translator": "translator"}  # by source key (model.loading.sources)
+PACKAGED = {SourceKey.MINILM: "all-MiniLM-L6-v2", SourceKey.TRANSLATOR: "translator"}  # by source key
 
 
 def new_page() -> None:

@@ -4,6 +4,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.showcase import SHOWCASE
+from model.kinds import SourceKey
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig
 from model.messages import Later
 from runtime.models import Choice, sources
@@ -15,8 +16,8 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 # The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
 # empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
 CHINESE_SOURCE = "我有一只猫"
-SEQ2SEQ_TEXTS = {"translator": (CHINESE_SOURCE, ""),  # by source key (model.loading.sources)
-                 "random": ("The cat sat on the mat.", "Le chat était assis sur le tapis.")}
+SEQ2SEQ_TEXTS = {SourceKey.TRANSLATOR: (CHINESE_SOURCE, ""),  # by source key
+                 SourceKey.RANDOM: ("The cat sat on the mat.", "Le chat était assis sur le tapis.")}
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 NORMS = {"post-LN": N_("post-LN"), "pre-LN": N_("pre-LN")}  # ?norm= values, and what they show
 POSITIONS = {"sinusoidal": N_("sinusoidal"), "learned": N_("learned")}  # ?positional= values, and what they show
@@ -79,7 +80,7 @@ def shown_as(labels: dict):
 
 
 def _seq2seq_texts(model: str | None) -> tuple[str, str]:
-    return SEQ2SEQ_TEXTS["translator" if model == "translator" else "random"]
+    return SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if model == SourceKey.TRANSLATOR else SourceKey.RANDOM]
 
 
 def _texts_follow_the_model() -> None:
@@ -93,7 +94,7 @@ def _texts_follow_the_model() -> None:
 def text_box(choice: Choice | None) -> dict:
     """The frame's text box for a model: the sentence (?text=), or for the translator its Chinese source (?src=),
     the same text as on the encoder-decoder page."""
-    if choice is not None and choice.key == "translator":
+    if choice is not None and choice.key == SourceKey.TRANSLATOR:
         return {"label": _("Chinese sentence (what the translator's encoder reads)"), "name": "src",
                 "default": CHINESE_SOURCE}
     return {}
