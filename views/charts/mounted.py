@@ -84,7 +84,7 @@ def clicked(key: str) -> tuple[int, int] | None:
     return None
 
 
-def plotly(figure, name: str | None = None, container=None, **kwargs) -> None:
+def streamlit_chart(figure, name: str | None = None, container=None, **kwargs) -> None:
     """st.plotly_chart of a figure (in `container`), with the session's toolbar (name: in the camera's file name),
     and for a projector in lecture mode: the charts a page draws with Streamlit's own element (one it reruns rarely,
     or that is clicked); kwargs: st.plotly_chart's (key, on_select...)."""

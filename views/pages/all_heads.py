@@ -6,7 +6,7 @@ import streamlit as st
 from locales import N_, _
 from runtime.models import Choice
 from runtime.runs import Run
-from views.charts.mounted import plotly, show_chart
+from views.charts.mounted import show_chart, streamlit_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
@@ -112,6 +112,6 @@ def view(page: Page) -> None:
     left.page_link(link_to("heatmap"),
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
-    plotly(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, key="mosaic",
-           on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
+    streamlit_chart(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, key="mosaic",
+                    on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right, shown)

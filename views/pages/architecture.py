@@ -7,7 +7,7 @@ from model.bert import BertConfig
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
 from model.stats import Shape
 from runtime.models import Choice, loaded_model, sources
-from views.charts.mounted import plotly
+from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.errors import or_stop
 from views.shell.frame import Page
@@ -61,7 +61,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     """Table, check against PyTorch, bar chart and formulas of one model."""
     costs = module_costs(shape, seq_len)
     if lecture.on():  # in front of a class the chart comes first
-        plotly(cost_bars(costs, title), "costs")
+        streamlit_chart(cost_bars(costs, title), "costs")
     show_table(costs)
     ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
     line = _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}").format(
@@ -71,7 +71,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     else:
         st.error(line, icon=":material/cancel:")
     if not lecture.on():
-        plotly(cost_bars(costs, title), "costs")
+        streamlit_chart(cost_bars(costs, title), "costs")
     symbols = [_("h = d_model = {h}").format(h=shape.d_model), _("f = d_ff = {f}").format(f=shape.d_ff),
                _("l = {l} tokens").format(l=seq_len),
                _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}")]

@@ -6,7 +6,7 @@ from locales import N_, _
 from model.kinds import SourceKind
 from model.positional import sinusoidal_table
 from runtime.models import Choice, loaded_model
-from views.charts.mounted import plotly
+from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.errors import cached, failure
 from views.shell.frame import Page
@@ -111,7 +111,7 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     st.subheader(_("The table: positions × dimensions"))
     left, right = st.columns(2)
     shown, positions, dims, s = sampled(table, first, last)
-    plotly(table_heatmap(shown, positions, dims, title=_("Sinusoidal, d = {d}, base {base}").format(
+    streamlit_chart(table_heatmap(shown, positions, dims, title=_("Sinusoidal, d = {d}, base {base}").format(
         d=d_model, base=f"{base:,}")), "sinusoidal-table", left)
     odd = " " + _("With an odd d the last column is a sine without a cosine.") if d_model % 2 else ""
     left.caption(_("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
@@ -122,9 +122,10 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     rows = learned[:num_positions]  # (P', E)
     lf, ll = min(first, rows.shape[1] - 1), min(last, rows.shape[1] - 1)
     l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
-    plotly(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown),
-                                     title=_("Learned, {positions} positions × {dims} dims").format(
-                                         positions=learned.shape[0], dims=learned.shape[1])), "learned-table", right)
+    title = _("Learned, {positions} positions × {dims} dims").format(positions=learned.shape[0],
+                                                                     dims=learned.shape[1])
+    streamlit_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown), title=title),
+                    "learned-table", right)
     right.caption(_("{note}. Colour range: ± the 99th percentile of |value|, so a few large values saturate "
                     "instead of washing out the rest.").format(note=learned_note) + thinned(ls))
 
@@ -139,7 +140,7 @@ def waves(table: np.ndarray, d_model: int, base: int) -> None:
         st.info(_("{n} dimensions chosen: plotting the first {most}.").format(n=len(curve_dims), most=MAX_CURVES))
         curve_dims = curve_dims[:MAX_CURVES]
     if curve_dims:
-        plotly(curves_figure(table, curve_dims, d_model, base), "waves")
+        streamlit_chart(curves_figure(table, curve_dims, d_model, base), "waves")
     else:
         st.info(_("Pick dimensions to plot their sine or cosine against the position."))
 
@@ -149,9 +150,9 @@ def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: i
     st.subheader(_("Similarity of every pair of positions"))
     left, right = st.columns(2)
     s = stride_for(num_positions, num_positions)
-    plotly(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine,
-                                         title=_("Sinusoidal: cosine") if cosine else _("Sinusoidal: PE · PEᵀ")),
-           "sinusoidal-similarity", left)
+    title = _("Sinusoidal: cosine") if cosine else _("Sinusoidal: PE · PEᵀ")
+    streamlit_chart(similarity_heatmap(table[::s], np.arange(0, num_positions, s), cosine=cosine, title=title),
+                    "sinusoidal-similarity", left)
     left.caption(_("With even d, PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q, so "
                    "every diagonal is constant, and nearby positions are the most alike.") + thinned(s, False))
     if learned is None:
@@ -159,9 +160,9 @@ def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: i
     rows = learned[:num_positions]
     ls = stride_for(rows.shape[0], rows.shape[0])
     limit = None if cosine else robust_limit(similarity(rows[::ls]))
-    plotly(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
-                                          title=_("Learned: cosine") if cosine else _("Learned: P · Pᵀ")),
-           "learned-similarity", right)
+    title = _("Learned: cosine") if cosine else _("Learned: P · Pᵀ")
+    streamlit_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
+                                       title=title), "learned-similarity", right)
     right.caption(_("All {dims} dimensions of the first {positions} learned positions.").format(
         dims=rows.shape[1], positions=rows.shape[0])
                   + ("" if cosine else " " + _("Colour range: ± the 99th percentile."))

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from locales import _
-from views.charts.mounted import plotly
+from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.frame import Page
 from views.widgets import state
@@ -46,14 +46,14 @@ def view(page: Page) -> None:
     who = html.escape(token_label(run.tokens, query), quote=False)  # a token, in a title: plotly reads some HTML
 
     c1, c2 = lecture.charts_row(2)
-    plotly(score_bars(raw, keys, _("(1) raw scores q·k for query {token}").format(token=who), "q·k"),
-           "raw", c1)
-    plotly(score_bars(scaled, keys, _("(2) scaled: q·k × {scale}").format(scale=f"{attn.scale:.4g}"),
-                      "q·k / √d_k"), "scaled", c2)
+    streamlit_chart(score_bars(raw, keys, _("(1) raw scores q·k for query {token}").format(token=who), "q·k"),
+                    "raw", c1)
+    streamlit_chart(score_bars(scaled, keys, _("(2) scaled: q·k × {scale}").format(scale=f"{attn.scale:.4g}"),
+                               "q·k / √d_k"), "scaled", c2)
     c3, c4 = lecture.charts_row(2)
-    plotly(score_bars(mask, keys, _("(3) mask M added (0 = allowed, -inf = blocked)"), "M", show_values=T <= 64),
-           "mask", c3)
-    plotly(probability_bars(probs, keys, _("(4) softmax probabilities")), "probabilities", c4)
+    streamlit_chart(score_bars(mask, keys, _("(3) mask M added (0 = allowed, -inf = blocked)"), "M",
+                               show_values=T <= 64), "mask", c3)
+    streamlit_chart(probability_bars(probs, keys, _("(4) softmax probabilities")), "probabilities", c4)
     c3.caption(_("No mask on this page (no padding), so every key gets 0. A blocked key would be -inf, which a chart "
                  "cannot draw: it is shown as a grey hatched bar reaching down off the axis, labelled -inf."))
     if not math.isclose(attn.scale, 1 / math.sqrt(d_k), rel_tol=1e-4):
@@ -87,8 +87,9 @@ def temperature(scores: np.ndarray, keys, d_k: int) -> None:
                   r"\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}")
     model_row = softmax_row(scores)  # (S,) T = 1
     chosen = with_temperature(scores, t)  # (S,) only this row is recomputed; the model is not re-run
-    plotly(probability_bars(model_row, keys, _("the model (T = 1) vs T = {t}").format(t=f"{t:g}"),
-                            compare=chosen, compare_name=f"T = {t:g}", name=_("the model, T = 1")), "temperature")
+    streamlit_chart(probability_bars(model_row, keys, _("the model (T = 1) vs T = {t}").format(t=f"{t:g}"),
+                                     compare=chosen, compare_name=f"T = {t:g}", name=_("the model, T = 1")),
+                    "temperature")
     h_model, h_new = entropy(model_row), entropy(chosen)
     t1, t2, t3 = st.columns(3)
     t1.metric(_("Entropy, T = 1"), _("{value} nats").format(value=f"{h_model:.4f}"),
