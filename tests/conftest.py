@@ -7,8 +7,8 @@ marker given here by folder (or by `@pytest.mark.slow` on a test):
 - deploy: the Dockerfile, the manifests and nginx in front of replicas (tests/deploy)
 - slow: a test that takes long for what it adds to a working session (a training run, a long table)
 
-`-m` chooses tiers itself (`pytest -m e2e` runs the browser tests alone), and so does naming tests
-(`pytest tests/e2e/test_pages.py` runs them whatever their tier).
+`-m` chooses tiers itself (`pytest -m e2e` runs the browser tests alone), and so does naming a test file or a tier's
+folder (`pytest tests/e2e/test_pages.py`, `pytest tests/e2e`); `pytest tests/app` stays fast.
 """
 from pathlib import Path
 
@@ -28,15 +28,26 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {what}")
 
 
+def _names_a_tier(config, here: Path) -> bool:
+    """A test file (or node id) named on the command line, or a folder of a tier (tests/e2e): run what was named.
+    `pytest tests` or `pytest tests/app` stays the fast tier."""
+    for arg in map(str, config.invocation_params.args):
+        path = Path(arg.split("::")[0]).resolve()
+        if arg.startswith("-") or not path.exists():
+            continue
+        inside = path.relative_to(here).parts if path.is_relative_to(here) else ()
+        if path.is_file() or (inside and inside[0] in _BY_FOLDER):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
         folder = Path(item.fspath).relative_to(here).parts[0]
         if folder in _BY_FOLDER:
             item.add_marker(getattr(pytest.mark, folder))
-    named = [a for a in map(str, config.invocation_params.args)  # tests named on the command line
-             if not a.startswith("-") and Path(a.split("::")[0]).exists()]
-    if config.getoption("--full") or config.getoption("-m") or named:
+    if config.getoption("--full") or config.getoption("-m") or _names_a_tier(config, here):
         return
     fast, later = [], []
     for item in items:

@@ -2,6 +2,7 @@
 import logging
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import NoReturn
 
 import streamlit as st
 
@@ -21,8 +22,7 @@ def or_stop(what: str, fn: Callable, *args):
     try:
         return fn(*args)
     except Exception as e:  # noqa: BLE001 - every failure becomes a message; the unexpected ones are logged
-        st.error(failure(what, e), icon=":material/error:")
-        state.stop()
+        _say_and_stop(what, e)
 
 
 def cached(key, compute, what: str | None = None, kind: str = "forward"):
@@ -39,8 +39,12 @@ def said(what: str):
     try:
         yield
     except (OverBudget, CheckpointError, ConfigError, MemoryError) as e:
-        st.error(failure(what, e), icon=":material/error:")
-        state.stop()
+        _say_and_stop(what, e)
+
+
+def _say_and_stop(what: str, e: Exception) -> NoReturn:
+    st.error(failure(what, e), icon=":material/error:")
+    state.stop()
 
 
 def failure(what: str, e: Exception) -> str:

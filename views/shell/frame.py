@@ -38,7 +38,7 @@ class Page:
 
 
 def streamlit_page(spec: PageSpec, default: bool = False):
-    """The st.Page of a registry entry (app.py's navigation; st.page_link, which finds a page by its URL path)."""
+    """The st.Page of a registry entry, for app.py's navigation (a link to a page is views.shell.navigation.link_to)."""
     return st.Page(partial(render, spec), title=_(spec.title), icon=spec.icon, url_path=spec.path, default=default)
 
 
