@@ -94,7 +94,6 @@ class TextEncoder(EmbeddedTextEncoder):
                                 max_positions=c.max_len, vocab_size=c.vocab_size)
 
 
-
 class TextTransformer(nn.Module):
     """Source and target ids -> one shared TextEmbedding -> encoder-decoder Transformer (causal target)."""
 

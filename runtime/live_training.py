@@ -290,7 +290,6 @@ def _read_final(directory: Path) -> dict | None:
 def live_translator(config: dict, weights: dict):
     """A run's model from its config and weights (safetensors tensors), in eval mode; the language's vocabularies,
     as training builds them."""
-
     model = Translator(TranslatorConfig(**config), *vocabularies())
     model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=True)
     return model.eval()

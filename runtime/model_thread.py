@@ -28,7 +28,6 @@ def torch_threads(environ=os.environ) -> int | None:
 
 def apply_torch_threads() -> int:
     """ATTNVIZ_TORCH_THREADS, if set, for the whole process (the same for every session); torch's threads."""
-
     threads = torch_threads()
     if threads is not None and torch.get_num_threads() != threads:
         torch.set_num_threads(threads)

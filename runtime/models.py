@@ -59,7 +59,6 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
     """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
     encoder-decoder of choice.random, for the encoder-decoder page. The translator is one entry for every page
     (model.translator.source.LoadedTranslator: the whole model, and its encoder)."""
-
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")  # a key the picker never offers: logged, not shown

@@ -71,7 +71,6 @@ class Run:
 
     def _recompute(self, index: int | None):
         """Layer `index`'s trace, or the embeddings' (index None), with the forward pass's masks."""
-
         choice, _, mask = self.key
         model = loaded_model(choice).model
         if index is None:

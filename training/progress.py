@@ -70,7 +70,6 @@ class Progress:
 
 def read_latest(directory: Path) -> tuple[int, dict[str, torch.Tensor]] | None:
     """(step, weights) of the LATEST file in directory, or None while there is none yet."""
-
     latest = Path(directory) / LATEST
     try:
         with safe_open(latest, "pt") as f:

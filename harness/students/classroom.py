@@ -36,7 +36,6 @@ def run_sync(make_coroutine):
         return pool.submit(lambda: asyncio.run(make_coroutine())).result()
 
 
-
 async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float], burst: bool, seed: int,
                timeout: float, pids: Sequence[int], warmup: int, settle: float | None, target: str,
                query: str) -> Report:

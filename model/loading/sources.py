@@ -241,7 +241,6 @@ def encode_text(tokenizer, max_positions: int, text: str) -> Encoded:
 
 def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
     """A seeded random TextTransformer (encoder and decoder of config.num_layers each). Raises ConfigError."""
-
     config = (config or RandomConfig()).validate()
     directory = packaged_model_dir()
     if directory is None:
@@ -263,7 +262,6 @@ def _seeded(model_class, vocab_size: int, config: RandomConfig) -> nn.Module:
 def footprint(source: ModelSource, random_config: RandomConfig | None = None, encoder_decoder: bool = False) -> int:
     """Bytes that load(source, random_config) (or load_encoder_decoder(random_config)) will hold at its peak,
     known without building anything. Raises CheckpointError / ConfigError as loading would."""
-
     if not source.available:
         raise CheckpointError(Later(N_("{model} is not available: {reason}"), model=source.label,
                                     reason=source.reason))

@@ -14,7 +14,6 @@ def link_length(at) -> int:
     return len("&".join(f"{k}={quote(str(v), safe='')}" for k, v in at.query_params.items()))
 
 
-
 @pytest.mark.parametrize("page, title, box", [("heatmap", "Attention heatmap", "text_area"),
                                               ("encoder-decoder", "Encoder-decoder", "text_input")])
 def test_a_text_too_long_for_a_link_is_left_out_of_it_with_a_notice(page, title, box):

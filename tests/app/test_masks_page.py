@@ -21,7 +21,6 @@ def charts(at: AppTest) -> list[dict]:
     return [figure["data"][0] for figure in apptest.figures(at)]
 
 
-
 def test_default_is_a_causal_mask_with_three_charts():
     at = open_masks()
     assert not at.exception

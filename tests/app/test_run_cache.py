@@ -89,7 +89,6 @@ def test_loading_a_model_applies_the_torch_threads_setting(monkeypatch):
 def test_passes_from_fresh_threads_run_on_the_same_long_lived_model_threads():
     """Streamlit runs each rerun in a new thread; the model runs on the process's own threads, under
     inference_mode, whichever rerun asks."""
-
     seen = []
 
     def where():
@@ -117,7 +116,6 @@ def test_an_error_on_a_model_thread_reaches_the_caller():
 
 def test_only_a_long_pass_shows_a_spinner(monkeypatch):
     """st.spinner costs a thread and a message: a 14 ms pass goes without, a pass past SPINNER_AFTER gets one."""
-
     shown = []
 
     @contextlib.contextmanager

@@ -23,7 +23,6 @@ def metric(at, label: str) -> float:
     return float(value.split()[0])
 
 
-
 def test_default_page_shows_four_bar_charts_and_the_comparison():
     at = run()
     assert not at.exception

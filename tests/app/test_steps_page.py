@@ -28,7 +28,6 @@ def z_of(spec: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
 
 
-
 def test_layer_0_walks_from_embeddings_to_the_ffn():
     at = run(text=TEXT, layer="0", head="2")
     assert not at.exception

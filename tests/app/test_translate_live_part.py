@@ -152,7 +152,6 @@ def _status_in_chinese(state: str, test: float | None, why: tuple) -> None:
     ("failed", None, (live_training.CRASHED, (("code", 1),)))])
 def test_every_state_of_a_run_and_why_it_ended_is_said_in_chinese(monkeypatch, state, test, why):
     """A run is shared by sessions in both languages: its state and why it ended are translated as they are shown."""
-
     with marked_chinese(monkeypatch) as misses:
         at = AppTest.from_function(_status_in_chinese, args=(state, test, why), default_timeout=30).run()
         assert not at.exception, at.exception

@@ -120,7 +120,6 @@ def test_dockerignore_keeps_tests_venvs_and_caches_out():
 def test_every_package_of_the_project_the_app_imports_is_copied():
     """A package of this repository that app.py, a page or a package they import imports (training: the Translate
     page's language and its live training) must be in the image."""
-
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     copied = {a.split()[0] for k, a in instructions() if k == "COPY"}
     needed, todo = set(), ["app.py"]

@@ -20,7 +20,6 @@ def settled(page, timeout: int = TIMEOUT) -> None:
 def count_runs(page) -> None:
     """page.runs: how many script runs the server has reported finished (Streamlit's script_finished message, one
     per run, a fragment's included). Call before page.goto."""
-
     page.runs = 0
 
     def on_frame(payload) -> None:

@@ -26,7 +26,6 @@ LONG = sentence(512)  # 512 tokens of the default model
 def charts_received(page) -> list:
     """page.charts: the plotly figures (parsed JSON) the browser has received so far, as drawn; page.sent: for the
     mounted charts, the figures as they travelled (views.charts.payload.unpacked). Call before page.goto."""
-
     page.charts, page.sent = [], []
 
     def on_frame(payload) -> None:

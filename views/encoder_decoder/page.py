@@ -38,7 +38,6 @@ def seq2seq_model(config):
 
 def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
     """The random encoder-decoder: tokenise both texts (cut to the model's positions) and record one pass."""
-
     loaded = seq2seq_model(config)
     source, target = loaded.encode(src), loaded.encode(tgt)
     need = encoder_decoder_pass_bytes(config.num_layers, config.nhead, config.d_model, config.d_ff,
@@ -52,7 +51,6 @@ def compute_run(config, src: str, tgt: str) -> Seq2SeqRun:
 def texts(translator: bool) -> tuple[str, str]:
     """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page. The
     translator's target may be empty: it then writes its own."""
-
     left, right = lecture.controls(2)
     default_src, default_tgt = SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if translator else SourceKey.RANDOM]
     if translator:

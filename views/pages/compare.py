@@ -34,7 +34,6 @@ SECOND_CHINESE = "我有一只狗"  # the translator's B: a sentence of its own 
 
 def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
     """Side B's run and what it is, as the sidebar or the row above the maps set it."""
-
     if pair == "text":
         label = _("Second sentence (B)")
         if page.choice.key == SourceKey.TRANSLATOR:  # its B is Chinese, kept apart (?src2=) as its A is (?src=)

@@ -38,7 +38,6 @@ def flow_of(run: Run, query: int, upto: int) -> np.ndarray:
 
 def saliency_of(run: Run, target: str, token: int) -> tuple[np.ndarray, np.ndarray]:
     """Gradient x input on the model thread, once per (run, target, token)."""
-
     def compute():
         model = loaded_model(run.key[0]).model
         return on_model_thread(saliency, model, torch.tensor([run.ids]), target, token)

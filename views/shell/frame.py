@@ -80,7 +80,6 @@ _below_the_sidebar = state.fragment(_text_and_page)
 def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
     """Below the text box: the tokens, when the model read the text in [UNK]s or letters (views/shell/reading.py). The
     translator says which characters it has never seen itself (runtime.runs)."""
-
     offered = {s.key: s for s in sources()}
     if choice is None or offered.get(choice.key) is None or offered[choice.key].kind == TRANSLATOR:
         return

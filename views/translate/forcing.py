@@ -38,7 +38,6 @@ def snapshot_key(step: int) -> tuple:
 
 def snapshot_steps() -> list[tuple[int, float]]:
     """(training step, held-out exact match) of each shipped snapshot, from random to trained."""
-
     steps, record = snapshots()
     return [(step, record.snapshot_scores[step]) for step in steps]
 
@@ -78,7 +77,6 @@ def using(step: int, last: int, share: str, off: int) -> str:
 
 def reference(t: Translate) -> tuple[int, ...] | None:
     """The reference's word ids: a typed English text (?tgt=), else the correct translation; None without one."""
-
     label = (_("English reference (empty: the correct translation)") if t.reference is not None
              else _("English reference: what this text means (teacher forcing reads a correct translation)"))
     typed = state.text(label, "tgt", "", MAX_TEXT_CHARS, area=False,
@@ -100,7 +98,6 @@ def reference(t: Translate) -> tuple[int, ...] | None:
 
 def with_room(step: int, model, src, decodings: int, fn, *args):
     """fn(*args) on a model thread, with room made in the budget first for `decodings` decodings of src (1, S)."""
-
     need = decodings * decoding_bytes(model.config, 1, src.size(1), model.max_positions, len(model.target))
     with budget().room(need, spare=(model_key(Choice(TRANSLATOR_KEY)), snapshot_key(step))):
         return on_model_thread(fn, *args)
@@ -108,7 +105,6 @@ def with_room(step: int, model, src, decodings: int, fn, *args):
 
 def comparison(t: Translate, step: int, model, ref: tuple[int, ...]):
     """model.translator.teacher_forcing.Comparison of the source and the reference, computed once, then shared."""
-
     src = t.source.input_ids
 
     def compute():

@@ -41,7 +41,6 @@ RANKING_KEY = ("translate", "heads ranking")
 @functools.cache
 def held_out():
     """The fixed sentences every score is on: (Chinese texts, correct English), drawn once per process."""
-
     sentences = sample(ablation.SENTENCES, ablation.SEED, held_out=True)
     return tuple(s.chinese() for s in sentences), tuple(s.english() for s in sentences)
 
@@ -56,7 +55,6 @@ def set_label(name: str) -> str:
 
 def _with_room(model, sources, fn, *args):
     """fn(*args) on a model thread, with room made in the budget for decoding these sources first."""
-
     with budget().room(scoring_bytes(model, sources), spare=(model_key(Choice(TRANSLATOR_KEY)),)):
         return on_model_thread(fn, *args)
 
@@ -64,7 +62,6 @@ def _with_room(model, sources, fn, *args):
 def score_of(model, heads: tuple):
     """model.translator.ablation.Score of the held-out sentences with `heads` off: computed once per set, then
     shared."""
-
     heads = tuple(sorted(heads))
     chinese, english = held_out()
 
@@ -78,7 +75,6 @@ def score_of(model, heads: tuple):
 def ranking(model) -> tuple[tuple, float]:
     """(every single head and set with its exact match, the lowest first; the seconds it took): once per process
     (pinned: a few hundred bytes), with a progress bar while the first session computes it."""
-
     sets = ablation.head_sets(model.config.num_layers, model.config.nhead)
 
     def build():
@@ -100,7 +96,6 @@ def _switch_off(names: list[str]) -> None:
 
 def quick_buttons(t: Translate) -> None:
     """Buttons that set the sidebar's heads (and ?off=) to a whole set, or back to none; then the page reruns."""
-
     c = t.loaded.translator.config
     by_name = {s.name: [head_id(h) for h in s.heads] for s in head_sets(c.num_layers, c.nhead)}
     st.markdown(_("**Switch off every head of** (or pick heads in the sidebar, *Heads switched off*):"))
@@ -122,7 +117,6 @@ def translate(model, src_ids, heads: tuple) -> str:
 
 def marked(words: list[str], against: list[str]) -> str:
     """The words as Markdown, those not in `against` (a word-level diff: inserted or replaced) in bold red."""
-
     kept = set()
     for block in difflib.SequenceMatcher(a=against, b=words, autojunk=False).get_matching_blocks():
         kept.update(range(block.b, block.b + block.size))
@@ -171,7 +165,6 @@ def show_translations(t: Translate) -> None:
 
 def accuracy(t: Translate) -> None:
     """The exact match with the heads off beside the whole model's, and the sentences it now gets wrong."""
-
     model = t.loaded.translator
     whole = score_of(model, ())
     left, right = st.columns(2)

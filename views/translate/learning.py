@@ -41,7 +41,6 @@ class Written:
 
 def written_by(model, input_ids, heads_off=()) -> Written:
     """Greedy decoding of input_ids (1, S), every step's cross-attention recorded (call on a model thread)."""
-
     decoding = generate(model, input_ids, heads_off=heads_off, record=True)
     ids = decoding.ids[0].tolist()
     cross = np.ascontiguousarray(decoding.cross[:, 0].numpy(), dtype=np.float32)
@@ -52,7 +51,6 @@ def written_by(model, input_ids, heads_off=()) -> Written:
 # ---------------------------------------------------------------- the shipped snapshots
 def snapshots():
     """(the snapshot steps, model.translator.snapshots.TrainingRecord), read once per process."""
-
     return cached(("translator snapshots",), lambda: (snapshot_steps(), training_record()),
                   _("The training snapshots"), kind="snapshot")
 
@@ -60,7 +58,6 @@ def snapshots():
 def snapshot_translator(step: int, trained):
     """The translator after `step` training steps: the shipped model (`trained`) at the last snapshot, else the
     snapshot's weights, built once per process into the budget (kind "snapshot": capped apart from the models)."""
-
     steps, __ = snapshots()
     if step == steps[-1]:
         return trained
@@ -89,7 +86,6 @@ def map_pickers(config) -> tuple[int, int, bool]:
 def show_written(w: Written, src_tokens, layer: int, head: int, mean: bool, key: str, reference: str | None,
                  when: str) -> None:
     """The translation (right or wrong when the correct one is known) and its cross-attention map."""
-
     words = " ".join(plain(word) for word in w.translation.split()) or _("(nothing: it wrote `<eos>` first)")
     if not w.finished:
         words = _("{words} … (no `<eos>` after {n} words: cut there)").format(words=words, n=len(w.words))

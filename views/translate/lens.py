@@ -17,7 +17,6 @@ from viz.lens import lens_figure
 
 def lens_of(t: Translate):
     """The lens of t's source with t's heads off, once per (source, heads off), shared."""
-
     model = t.loaded.translator
     return cached(("lens", t.src, tuple(sorted(t.heads_off))),
                   lambda: on_model_thread(logit_lens, model, t.source.input_ids, t.heads_off), _("The translator"),

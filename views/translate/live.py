@@ -46,7 +46,6 @@ WATCH_SECONDS = 2.0  # everyone else's: a class watching on its laptops costs th
 @st.cache_resource(show_spinner=False)
 def _manager():
     """The process's one LiveTraining; None when ATTNVIZ_LIVE_STEPS is 0 (live training off)."""
-
     steps = live_steps()
     return LiveTraining(Settings(steps=steps)) if steps else None
 
@@ -81,7 +80,6 @@ def seed_asked() -> int:
 
 def _start() -> None:
     """The start button's callback (before the rerun draws the page): start, or remember why not."""
-
     try:
         manager().start(seed_asked(), owner())
     except AlreadyRunning:
@@ -94,7 +92,6 @@ def _stop() -> None:
 
 def controls(live):
     """Start (and, for the session that started the run under way, Stop); returns the run to show."""
-
     run = live.current()
     running = run is not None and run.state == RUNNING
     left, middle, right = st.columns([2, 1, 2])
@@ -116,7 +113,6 @@ def controls(live):
 
 def live_translator(live, run):
     """(step, model) at the run's newest weights, built once per weights file in the budget; None if none yet."""
-
     if run.weights_step is None or run.config is None:
         return None
 
@@ -131,7 +127,6 @@ def live_translator(live, run):
 def written_now(live, run, t: Translate):
     """(step, Written): the run's newest model's translation of the page's sentence, decoded once per new weights
     and shared by the sessions with the same sentence and heads off."""
-
     built = live_translator(live, run)
     if built is None:
         return None, None
@@ -176,7 +171,6 @@ def status(run) -> None:
 
 def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> None:
     """The run's progress and its model's translation now; while `polling`, rerun every POLL_SECONDS."""
-
     live = manager()
     run = live.current()
     if polling and run.state != RUNNING:  # it just ended: a whole run again, without the timer

@@ -68,7 +68,6 @@ def head_name(name: str) -> str:
 
 def heads_off(config) -> tuple[tuple[str, int, int], ...]:
     """The sidebar's heads switched off, bound to ?off=encoder.0.1,cross.1.3."""
-
     names = [f"{b}.{layer}.{h}" for b in BLOCKS for layer in range(config.num_layers) for h in range(config.nhead)]
     # the names translated now, while the page is drawn in the session's language (Streamlit formats the options
     # again when a value comes back)
@@ -82,7 +81,6 @@ def heads_off(config) -> tuple[tuple[str, int, int], ...]:
 
 def source_text() -> str:
     """The Chinese source box (?src=); empty text, or text without a Chinese character, says what to do and stops."""
-
     src = state.text(_("Chinese sentence (what the encoder reads)"), "src", CHINESE_SOURCE, MAX_TEXT_CHARS,
                      area=False, placeholder=_("e.g. 我有一只猫"))
     examples = st.container(horizontal=True, gap="small")
@@ -107,7 +105,6 @@ def _set_source(text: str) -> None:
 
 def say_what_it_is(t: Translate) -> None:
     """Unknown characters, a cut text, a sentence outside the language: plain notices above the parts."""
-
     total = t.source.total_tokens
     if total > len(t.source.tokens):
         state.notice(_("This text has {total} characters; the translator reads at most {read} (a sentence of its "

@@ -113,7 +113,6 @@ def compute(src: str, way: Way, heads_off: tuple) -> Decoded:
 def npz(d: Decoded) -> bytes:
     """The whole decoding as NumPy arrays (no pickled objects): the tokens, the next-word candidates and their
     probabilities, and every attention; each row of the decoder's maps and of cross is one step."""
-
     buf = io.BytesIO()
     np.savez_compressed(buf, src_tokens=np.array(d.src_tokens), inputs=np.array(d.inputs), words=np.array(d.words),
                         candidates=np.array([[d.vocabulary[i] for i in row] for row in d.candidates]),
@@ -164,6 +163,5 @@ def which_heads(layer: int, head: int, mean: bool) -> str:
 
 def translation_line(way: Way, d: Decoded) -> str:
     """**Translation** (how the words were chosen): the words."""
-
     words = " ".join(plain(w) for w in d.translation.split()) or "—"
     return _("**Translation** ({how}): {words}").format(how=way.describe(), words=words)

@@ -26,7 +26,6 @@ POSITIONS = {"sinusoidal": N_("sinusoidal"), "learned": N_("learned")}  # ?posit
 def model_choice(container=None, translator: bool = False) -> Choice:
     """The model picker (sidebar by default): available sources, the unavailable ones with why. translator: the
     page offers the translator (model.loading.sources.TRANSLATOR; views.shell.registry.PageSpec.translator)."""
-
     return _picker(container or st.sidebar, [s for s in sources() if translator or s.kind != TRANSLATOR],
                    DEFAULT_KEY, {}, RANDOM_KEY)
 
@@ -34,7 +33,6 @@ def model_choice(container=None, translator: bool = False) -> Choice:
 def seq2seq_choice(container=None) -> Choice:
     """The encoder-decoder page's model: the translator (the default), or a random encoder-decoder and its
     settings. Bound to ?model= like every page's picker."""
-
     offered = sorted((s for s in sources() if s.kind in (TRANSLATOR, RANDOM_KEY)), key=lambda s: s.kind != TRANSLATOR)
     default = next((s.key for s in offered if s.kind == TRANSLATOR), RANDOM_KEY)
     return _picker(container or st.sidebar, offered, default,
@@ -69,7 +67,6 @@ def _picker(container, offered, default: str, labels: dict, random_key: str, set
 
 def shown(label: str) -> str:
     """A model's label in the session's language: a source's (model.messages.Later) or one marked here with N_()."""
-
     return str(label) if isinstance(label, Later) else _(label)
 
 
@@ -118,7 +115,6 @@ def chart_config(key: str | None = None, **shown) -> dict:
 
 def random_config(container=None):
     """Sliders for the random model; only divisors of d_model are offered as head counts."""
-
     c = container or st.sidebar
     d_model = state.choice("d_model", "d_model", D_MODELS, 128, container=c)
     divisors = [h for h in range(1, 17) if d_model % h == 0]
@@ -168,6 +164,5 @@ def pick(maps, layer: int, head: int, mean: bool):
 def first_head(choice, num_layers: int, num_heads: int) -> tuple[int, int]:
     """The layer and head a page opens at before any is chosen: on the pretrained MiniLM the head measured best at
     `it` -> what it refers to (model.analysis.showcase), not layer 0 head 0; (0, 0) on other models."""
-
     layer, head = SHOWCASE["all-MiniLM-L6-v2"] if choice is not None and choice.key == DEFAULT_KEY else (0, 0)
     return (layer, head) if layer < num_layers and head < num_heads else (0, 0)
