@@ -15,7 +15,8 @@ def check_link() -> None:
     if st.session_state.get(_LINK_CHECKED):
         return
     st.session_state[_LINK_CHECKED] = True
-    unknown = [name for name in st.query_params if name not in link_keys()]
+    keys = link_keys()
+    unknown = [name for name in st.query_params if name not in keys]
     if unknown:
         names = ", ".join(code(cut(name)) for name in unknown[:5])
         more = len(unknown) - 5
@@ -24,7 +25,7 @@ def check_link() -> None:
         notice(ngettext("Ignored {names} in the link: no page of this app reads it.",
                         "Ignored {names} in the link: no page of this app reads them.", len(unknown)).format(
             names=names))
-    for name in sorted(link_keys().intersection(st.query_params)):
+    for name in sorted(keys.intersection(st.query_params)):
         values = st.query_params.get_all(name)
         if len(values) > 1:
             notice(_("{name} is given {n} times in the link: the last one, {value}, is used.").format(
