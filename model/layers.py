@@ -3,6 +3,7 @@
 Constructors, parameter names and forward signatures follow torch.nn.TransformerEncoderLayer
 and TransformerDecoderLayer, so their state_dicts load strictly. Inside, everything is batch-first.
 """
+import functools
 from collections.abc import Callable
 
 import torch.nn.functional as F
@@ -11,6 +12,11 @@ from torch import Tensor, nn
 from model.attention import MultiHeadAttention
 from model.masks import causal_mask
 from model.trace import LayerTrace, ResidualTrace
+
+# Activations by the names checkpoints' configs give them. GPT-2's "gelu_new" is GELU's tanh approximation:
+# 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_new": functools.partial(F.gelu, approximate="tanh"),
+               "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh")}
 
 
 def get_activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:

@@ -94,7 +94,7 @@ def merge_masks(
 ) -> Tensor | None:
     """One additive mask broadcastable over (B, heads, L, S), or None when nothing is masked.
 
-    attn_mask: (L, S) for every batch and head, or (B * heads, L, S) as in nn.MultiheadAttention.
+    attn_mask: (L, S) for every batch and head, (B * heads, L, S) as in nn.MultiheadAttention, or (B|1, heads|1, L, S).
     key_padding_mask: (B, S), the same for every query and head.
     """
     merged = None
@@ -108,8 +108,14 @@ def merge_masks(
             if attn_mask.shape != expected:
                 raise RuntimeError(f"attn_mask should be of size {expected}, got {tuple(attn_mask.shape)}")
             merged = to_additive(attn_mask, dtype).view(batch_size, num_heads, query_len, key_len)
+        elif attn_mask.dim() == 4:  # (B|1, heads|1, L, S): one mask per sequence, as Hugging Face builds them
+            b, h, q, k = attn_mask.shape
+            if b not in (1, batch_size) or h not in (1, num_heads) or (q, k) != (query_len, key_len):
+                raise RuntimeError(f"attn_mask should be of size {(batch_size, num_heads, query_len, key_len)} "
+                                   f"(or 1 for the batch and heads), got {tuple(attn_mask.shape)}")
+            merged = to_additive(attn_mask, dtype)
         else:
-            raise RuntimeError(f"attn_mask must be 2-D or 3-D, got {attn_mask.dim()}-D")
+            raise RuntimeError(f"attn_mask must be 2-D, 3-D or 4-D, got {attn_mask.dim()}-D")
     if key_padding_mask is not None:
         if key_padding_mask.shape != (batch_size, key_len):
             raise RuntimeError(

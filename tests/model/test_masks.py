@@ -94,7 +94,9 @@ def test_merge_masks_shapes_and_values(as_bool, attn_dims, with_padding):
 @pytest.mark.parametrize("attn_mask,padding,message", [
     (torch.zeros(3, 5), None, r"attn_mask should be of size \(4, 5\), got \(3, 5\)"),
     (torch.zeros(5, 4, 5), None, r"attn_mask should be of size \(6, 4, 5\), got \(5, 4, 5\)"),
-    (torch.zeros(1, 6, 4, 5), None, "attn_mask must be 2-D or 3-D, got 4-D"),
+    (torch.zeros(1, 2, 4, 5), None, r"attn_mask should be of size \(2, 3, 4, 5\) \(or 1 for the batch and heads\), got "
+                                    r"\(1, 2, 4, 5\)"),
+    (torch.zeros(1, 1, 1, 4, 5), None, "attn_mask must be 2-D, 3-D or 4-D, got 5-D"),
     (None, torch.zeros(2, 4, dtype=torch.bool), r"key_padding_mask should be of size \(2, 5\), got \(2, 4\)"),
     (None, torch.zeros(5, dtype=torch.bool), r"key_padding_mask should be of size \(2, 5\), got \(5,\)"),
 ])
