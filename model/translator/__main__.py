@@ -16,8 +16,9 @@ from pathlib import Path
 
 import torch
 
+from model.sampling import Sampling
 from model.translator import SHIPPED, Translator
-from model.translator.decoding import Sampling, batch_of, beam_search, generate, heads_off_for, words_of
+from model.translator.decoding import batch_of, beam_search, generate, heads_off_for, words_of
 from model.translator.incremental import parse_head
 
 

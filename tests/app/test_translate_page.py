@@ -9,8 +9,9 @@ import torch
 
 from harness import apptest
 from harness.apptest import figures, link_value, plotly_array
+from model.sampling import Sampling
 from model.translator import load_shipped
-from model.translator.decoding import Sampling, beam_search, generate, words_of
+from model.translator.decoding import beam_search, generate, words_of
 from runtime import memory
 from views.translate.page import PLAYING
 

@@ -4,8 +4,9 @@ import pytest
 import torch
 from translators import SOURCES, TARGETS, ids, random_translator, sources
 
+from model.sampling import Sampling
 from model.translator import Translator, load_shipped
-from model.translator.decoding import Sampling, beam_search, generate, words_of
+from model.translator.decoding import beam_search, generate, words_of
 from model.translator.incremental import Cache, HeadsOff, encode, parse_head, step
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID
 

@@ -80,7 +80,7 @@ def test_folder_of_checkpoints_and_several_entries(tiny, tmp_path):
 @pytest.mark.parametrize("breakage,reason", [
     (lambda d: [(d / f).unlink() for f in TOKENIZER_FILES[:2]], "has no tokenizer"),
     (lambda d: (d / "model.safetensors").unlink(), "has no weights: expected model.safetensors or pytorch_model.bin"),
-    (lambda d: (d / "config.json").write_text('{"model_type": "gpt2"}'), "not BERT"),
+    (lambda d: (d / "config.json").write_text('{"model_type": "t5"}'), "describes a 't5' model: this app reads BERT"),
 ])
 def test_broken_operator_directory_is_listed_unavailable(tiny, tmp_path, breakage, reason):
     directory = shutil.copytree(tiny, tmp_path / "broken")
@@ -106,12 +106,14 @@ def test_hugging_face_cache(tiny, tmp_path):
     cache = tmp_path / "hub"
     snapshot = fake_cache(cache, "org/tiny-bert", tiny)
     fake_cache(cache, "bert-base-uncased", tiny, ref=False)  # newest snapshot, no refs/main
-    gpt = fake_cache(cache, "org/gpt", tiny)
-    (gpt / "config.json").write_text('{"model_type": "gpt2"}')
+    other = fake_cache(cache, "org/t5", tiny)
+    (other / "config.json").write_text('{"model_type": "t5"}')
     (cache / "models--org--empty" / "snapshots").mkdir(parents=True)
     listed = list_sources({"HF_HUB_CACHE": str(cache)})
     keys = [s.key for s in listed]
-    assert keys.count("hf:bert-base-uncased") == 1 and "hf:org/gpt" not in keys and "hf:org/empty" not in keys
+    assert keys.count("hf:bert-base-uncased") == 1 and "hf:org/empty" not in keys
+    t5 = by_key({"HF_HUB_CACHE": str(cache)})["hf:org/t5"]  # another architecture: listed, with its name and why not
+    assert not t5.available and "'t5'" in t5.reason and "BERT and GPT-2" in t5.reason
     source = find_source("hf:org/tiny-bert", {"HF_HUB_CACHE": str(cache)})
     assert (source.kind, source.available, source.path) == ("hf-cache", True, snapshot)
     assert source.label.startswith("org/tiny-bert")

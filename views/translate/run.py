@@ -10,7 +10,8 @@ import streamlit as st
 import torch
 
 from locales import N_, _
-from model.translator.decoding import Sampling, beam_search, generate
+from model.sampling import Sampling
+from model.translator.decoding import beam_search, generate
 from model.translator.vocabulary import BOS, EOS_ID, english_text
 from runtime.model_thread import on_model_thread
 from runtime.models import loaded_translator

@@ -1,0 +1,77 @@
+"""Which heads carry copying from context: copy accuracy on repeat probes and the loss on single toy sentences, with
+heads switched off (model.gpt.incremental: a head's context zeroed before W_O), for every single head and for every
+pair of heads of one layer; and the circuit read from them.
+
+The circuit (model.gpt.probes): the induction head(s) of a later layer, and the previous-token head(s) of an earlier
+one. When one head does the work, switching it off is enough to break copying; when two share it, each alone leaves
+copying almost whole and only the pair breaks it. `circuit` finds, per layer, the smallest set of at most two heads
+whose loss breaks copying (copy accuracy at most BROKEN), the set that costs the sentences least.
+"""
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from model.gpt.incremental import Head, logits_of
+from model.gpt.probes import copy_accuracy
+
+BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
+
+
+def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = (), batch: int = 1024) -> float:
+    """Mean negative log-likelihood (nats per word) of words 2..n of each sentence, each read alone, with `heads`
+    switched off; every predicted word weighs the same."""
+    heads = tuple(heads)
+    total, count = 0.0, 0
+    with torch.inference_mode():
+        for start in range(0, len(rows), batch):
+            chunk = rows[start:start + batch]
+            width = max(len(r) for r in chunk)
+            ids = torch.tensor([list(r) + [0] * (width - len(r)) for r in chunk], dtype=torch.long)
+            valid = torch.tensor([[t < len(r) - 1 for t in range(width - 1)] for r in chunk])  # (b, T-1)
+            nll = torch.nn.functional.cross_entropy(logits_of(model, ids, heads)[:, :-1].transpose(1, 2), ids[:, 1:],
+                                                    reduction="none")
+            total += float(nll[valid].sum())
+            count += int(valid.sum())
+    return total / count
+
+
+def probe_accuracy(model, probes: Tensor, heads: Iterable[Head] = ()) -> float:
+    with torch.inference_mode():
+        return copy_accuracy(logits_of(model, probes, tuple(heads)), probes)
+
+
+@dataclass(frozen=True)
+class Ablated:
+    """Heads switched off, and what the model does then."""
+
+    heads: tuple[Head, ...]
+    copy_accuracy: float
+    loss: float  # on single toy sentences, nats per word
+
+    @property
+    def name(self) -> str:
+        return "+".join(f"{layer}.{head}" for layer, head in self.heads) or "none"
+
+    def as_dict(self) -> dict:
+        return {"heads": self.name, "copy_accuracy": round(self.copy_accuracy, 4), "loss": round(self.loss, 4)}
+
+
+def ablations(model, probes: Tensor, sentences: Sequence[Sequence[int]]) -> list[Ablated]:
+    """No head off, every single head off, then every pair of heads of one layer."""
+    layers, heads = model.config.n_layer, model.config.n_head
+    sets = [()] + [((ly, h),) for ly in range(layers) for h in range(heads)]
+    sets += [((ly, a), (ly, b)) for ly in range(layers) for a, b in itertools.combinations(range(heads), 2)]
+    return [Ablated(s, probe_accuracy(model, probes, s), sentence_loss(model, sentences, s)) for s in sets]
+
+
+def circuit(found: Sequence[Ablated]) -> dict[int, Ablated]:
+    """Per layer, the smallest set of its heads (one, else two) whose loss breaks copying, the cheapest for the
+    sentences; a layer where none does is left out."""
+    out = {}
+    for size in (1, 2):
+        for a in sorted((a for a in found if len(a.heads) == size and a.copy_accuracy <= BROKEN), key=lambda a: a.loss):
+            out.setdefault(a.heads[0][0], a)
+    return out

@@ -1,0 +1,67 @@
+"""How the GPT writes: the next word's distribution, and a generation of N words, greedy or sampled (model.sampling),
+with any heads switched off; the prompt read once, then one row per word (model.gpt.incremental)."""
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from model.gpt.incremental import Head, extend, heads_off_for
+from model.sampling import Sampling
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A prompt and the words written after it, with each step's scores and attention."""
+
+    prompt: Tensor  # (P,) ids
+    written: Tensor  # (N,) ids
+    logits: Tensor  # (N, V): word k of `written` was chosen from row k
+    attentions: tuple[Tensor, ...]  # per layer (nh, P + N - 1, P + N - 1): causal self-attention of every word read
+
+    @property
+    def ids(self) -> Tensor:
+        return torch.cat([self.prompt, self.written])
+
+
+def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
+    """(P,) prompt ids -> (V,) the probability of each next word."""
+    logits, _, _ = extend(model, ids[None], None, heads_off_for(model, heads))
+    return torch.softmax(logits[0, -1], -1)
+
+
+def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = ()) \
+        -> Generation:
+    """Write `steps` words after the prompt (P,) (fewer if the context runs out): greedy, or drawn as sampling says
+    with a generator seeded by its seed."""
+    if prompt.numel() == 0:
+        raise ValueError("a generation starts from at least one word")
+    off = heads_off_for(model, heads)
+    steps = max(0, min(steps, model.max_positions - prompt.numel()))
+    generator = None if sampling is None else torch.Generator().manual_seed(sampling.seed)
+    logits, cache, rows = extend(model, prompt[None], None, off)
+    written, chosen_from, row_steps = [], [], [rows]
+    for k in range(steps):
+        scores = logits[:, -1]  # (1, V)
+        if sampling is None:
+            word = scores.argmax(-1)
+        else:
+            word = torch.multinomial(sampling.probabilities(scores), 1, generator=generator)[:, 0]
+        written.append(int(word))
+        chosen_from.append(scores[0])
+        if k + 1 < steps:
+            logits, cache, rows = extend(model, word[:, None], cache, off)
+            row_steps.append(rows)
+    total = prompt.numel() + max(0, len(written) - 1)
+    attentions = []
+    for layer in range(model.config.n_layer):
+        full = row_steps[0][layer].new_zeros(model.config.n_head, total, total)
+        start = 0
+        for rows in row_steps:
+            block = rows[layer][0]  # (nh, t, S)
+            full[:, start:start + block.size(1), :block.size(2)] = block
+            start += block.size(1)
+        attentions.append(full)
+    V = model.config.vocab_size
+    return Generation(prompt, torch.tensor(written, dtype=torch.long),
+                      torch.stack(chosen_from) if chosen_from else torch.zeros(0, V), tuple(attentions))

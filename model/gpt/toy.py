@@ -1,0 +1,80 @@
+"""The toy GPT on disk: a Hugging Face GPT-2 directory (config.json + model.safetensors in GPT-2's own layout, so
+transformers reads it too) with its word vocabulary beside it (words.json), written by `python -m training.train_gpt`
+and shipped in model/weights/gpt. Reading a directory gives the model and how its text becomes ids: the toy's words,
+the directory's own GPT-2 tokenizer, or none."""
+import json
+from pathlib import Path
+
+from safetensors.torch import save_file
+from torch import Tensor
+
+from model.facts import SpecialTokens
+from model.gpt.checkpoint import _CONV1D, _LAYER, _TOP, read_config
+from model.gpt.config import GPTConfig
+from model.gpt.model import GPT
+from model.gpt.vocabulary import SEPARATOR, SEPARATOR_ID, UNK, UNK_ID, WordVocabulary
+from model.loading.checkpoint import CONFIG, SAFETENSORS
+
+SHIPPED = Path(__file__).resolve().parents[1] / "weights" / "gpt"
+WORDS, METRICS, SNAPSHOTS = "words.json", "metrics.json", "snapshots.safetensors"
+
+
+def hf_config(config: GPTConfig) -> dict:
+    """GPTConfig -> a GPT-2 config.json."""
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": config.vocab_size,
+            "n_positions": config.n_positions, "n_embd": config.n_embd, "n_layer": config.n_layer,
+            "n_head": config.n_head, "n_inner": config.n_inner, "activation_function": config.activation_function,
+            "layer_norm_epsilon": config.layer_norm_epsilon, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+            "attn_pdrop": 0.0, "bos_token_id": SEPARATOR_ID, "eos_token_id": SEPARATOR_ID, "tie_word_embeddings": True}
+
+
+def hf_state_dict(model: GPT) -> dict[str, Tensor]:
+    """Our parameters under GPT-2's names and layout (Conv1D weights (in, out)): what checkpoint.load reads back."""
+    ours_to_hf = {v: k for k, v in _LAYER.items()}
+    out = {}
+    for name, tensor in model.state_dict().items():
+        prefix = name.split(".")[0] if not name.startswith("encoder.norm") else "encoder.norm"
+        top = {v: k for k, v in _TOP.items()}.get(prefix)
+        if top is not None:
+            out[f"transformer.{top}.{name.rsplit('.', 1)[1]}"] = tensor
+            continue
+        parts = name.split(".")  # encoder.layers.{i}.{inner...}.{leaf}
+        inner, leaf = ".".join(parts[3:-1]), parts[-1]
+        if inner == "self_attn" and leaf.startswith("in_proj_"):
+            hf_inner, leaf = "attn.c_attn", leaf.removeprefix("in_proj_")
+        else:
+            hf_inner = ours_to_hf[inner]
+        transposed = hf_inner in _CONV1D and leaf == "weight"
+        out[f"transformer.h.{parts[2]}.{hf_inner}.{leaf}"] = tensor.T if transposed else tensor
+    return {k: v.detach().contiguous() for k, v in out.items()}
+
+
+def save(model: GPT, vocabulary: WordVocabulary | None, directory: Path):
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / CONFIG).write_text(json.dumps(hf_config(model.config), indent=1) + "\n")
+    save_file(hf_state_dict(model), directory / SAFETENSORS)
+    if vocabulary is not None:
+        vocabulary.write(directory / WORDS)
+
+
+def word_special_tokens() -> SpecialTokens:
+    return SpecialTokens(unk=(UNK, UNK_ID), sep=(SEPARATOR, SEPARATOR_ID))
+
+
+def load(directory: Path = SHIPPED) -> tuple[GPT, WordVocabulary | None]:
+    """The GPT of a directory and its word vocabulary (None for a GPT-2 directory without words.json); raises
+    CheckpointError (model.loading.checkpoint) or ValueError for a vocabulary that does not fit the model."""
+    directory = Path(directory)
+    model = GPT.from_pretrained(directory)
+    if not (directory / WORDS).is_file():
+        return model, None
+    vocabulary = WordVocabulary.read(directory / WORDS)
+    if len(vocabulary) != model.config.vocab_size:
+        raise ValueError(f"{WORDS} holds {len(vocabulary)} words, the model {model.config.vocab_size}")
+    model.special_tokens = word_special_tokens()
+    return model, vocabulary
+
+
+def config_of(directory: Path) -> GPTConfig:
+    return read_config(Path(directory))

@@ -1,0 +1,95 @@
+"""The GPT read incrementally (a prompt, then a word at a time, keys and values cached) equals the formula on the whole
+text; heads switched off zero their context before W_O; generation is greedy or sampled by seed."""
+import pytest
+import torch
+
+from model.gpt import GPT, GPTConfig
+from model.gpt.decoding import generate, next_word
+from model.gpt.incremental import Cache, HeadsOff, extend, logits_of, parse_heads
+from model.sampling import Sampling
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=23, n_positions=32, n_embd=32, n_layer=2, n_head=4)).eval()
+
+
+def test_a_chunk_then_words_equal_the_formula(model, h):
+    ids = torch.randint(0, 23, (2, 20), generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        whole = model(ids)
+        logits, cache, rows = extend(model, ids[:, :7])
+        parts, attention = [logits], [rows]
+        for t in range(7, 20):
+            logits, cache, rows = extend(model, ids[:, t:t + 1], cache)
+            parts.append(logits)
+            attention.append(rows)
+    h.close(torch.cat(parts, 1), whole.logits, 1e-5)
+    assert cache.length == 20
+    for layer in range(2):
+        full = whole.attentions[layer]
+        h.close(attention[0][layer], full[:, :, :7, :7], 1e-6)
+        for step, rows in enumerate(attention[1:]):
+            t = 7 + step
+            h.close(rows[layer][:, :, 0], full[:, :, t, :t + 1], 1e-6)
+
+
+def test_a_head_switched_off_equals_zeroing_its_columns_of_w_o(model, h):
+    ids = torch.randint(0, 23, (2, 16), generator=torch.Generator().manual_seed(2))
+    copy = GPT(model.config).eval()
+    copy.load_state_dict(model.state_dict())
+    hd = model.config.head_dim
+    with torch.no_grad():
+        copy.encoder.layers[1].self_attn.out_proj.weight[:, 2 * hd:3 * hd] = 0
+        want = copy(ids).logits
+    with torch.inference_mode():
+        got = logits_of(model, ids, [(1, 2)])
+        untouched = logits_of(model, ids)
+    h.close(got, want, 1e-5)
+    assert not torch.allclose(untouched, want, atol=1e-4)
+
+
+def test_heads_are_parsed_and_checked():
+    assert parse_heads("1.2, 0.3") == ((1, 2), (0, 3)) and parse_heads("") == ()
+    for bad in ("1", "a.b", "1.2.3", "-1.0"):
+        with pytest.raises(ValueError, match="layer.head"):
+            parse_heads(bad)
+    with pytest.raises(ValueError, match="no head 2.0"):
+        HeadsOff([(2, 0)], 2, 4)
+    assert HeadsOff([(1, 3)], 2, 4).keep(0) is None
+    assert HeadsOff([(1, 3)], 2, 4).keep(1).tolist() == [1, 1, 1, 0]
+
+
+def test_greedy_generation_is_the_argmax_of_the_whole_text_each_time(model):
+    prompt = torch.tensor([3, 5, 7])
+    with torch.inference_mode():
+        made = generate(model, prompt, 6)
+        ids = prompt
+        for _ in range(6):
+            ids = torch.cat([ids, model(ids[None]).logits[0, -1].argmax()[None]])
+    assert torch.equal(made.ids, ids) and made.logits.shape == (6, 23)
+    assert [a.shape for a in made.attentions] == [(4, 8, 8)] * 2
+    with torch.inference_mode():
+        full = model(made.ids[None, :-1]).attentions
+    for a, b in zip(made.attentions, full):
+        assert torch.allclose(a, b[0], atol=1e-6)
+
+
+def test_sampling_is_reproduced_by_its_seed_and_bounded_by_the_context(model):
+    prompt = torch.tensor([1, 2])
+    with torch.inference_mode():
+        a = generate(model, prompt, 10, Sampling(1.5, top_k=5, seed=3)).written
+        b = generate(model, prompt, 10, Sampling(1.5, top_k=5, seed=3)).written
+        c = generate(model, prompt, 10, Sampling(1.5, top_k=5, seed=4)).written
+        long = generate(model, prompt, 100)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert long.ids.numel() == model.max_positions
+
+
+def test_next_word_is_a_distribution_and_the_context_is_bounded(model):
+    with torch.inference_mode():
+        p = next_word(model, torch.tensor([4, 4, 4]))
+        assert p.shape == (23,) and abs(float(p.sum()) - 1) < 1e-5
+        with pytest.raises(ValueError, match="positions"):
+            extend(model, torch.zeros(1, 33, dtype=torch.long), Cache())

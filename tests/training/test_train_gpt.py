@@ -1,0 +1,73 @@
+"""The toy GPT's training command: a smoke run learns (its loss falls), writes what the app ships, and the same seed
+trains the same weights; the data is what the recipe says."""
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from model.gpt.toy import METRICS, SNAPSHOTS, WORDS, load
+from model.gpt.vocabulary import SEPARATOR_ID
+from training import gpt_data, train_gpt
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpt-smoke")
+    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3"]) == 0
+    return out
+
+
+def test_a_smoke_run_learns_and_writes_weights_words_metrics_and_snapshots(smoke):
+    metrics = json.loads((smoke / METRICS).read_text())
+    loss = metrics["loss"]
+    assert metrics["steps"] == len(loss) == 40
+    assert sum(loss[-5:]) / 5 < 0.9 * sum(loss[:5]) / 5  # it learns
+    evaluations = metrics["evaluations"]
+    assert [e["step"] for e in evaluations] == [0, 10, 20, 30, 40]
+    assert evaluations[-1]["held_out_loss"] < evaluations[0]["held_out_loss"]
+    for e in evaluations:  # every head's scores at every evaluation
+        assert len(e["induction"]) == len(e["previous_token"]) == 2 and len(e["induction"][0]) == 4
+        assert 0 <= e["copy_accuracy"] <= 1
+    model, vocabulary = load(smoke)
+    assert vocabulary is not None and len(vocabulary) == 73 and (smoke / WORDS).is_file()
+    snapshots = load_file(smoke / SNAPSHOTS)
+    steps = sorted({int(k.split("/")[0]) for k in snapshots})
+    assert steps == metrics["snapshot_steps"] and steps[0] == 0 and steps[-1] == 40
+    assert all(t.dtype == torch.float16 for t in snapshots.values())
+    last = {k.split("/", 1)[1]: v for k, v in snapshots.items() if k.startswith("40/")}
+    assert last.keys() == model.state_dict().keys()
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(last[name].float(), tensor, atol=2e-3, rtol=1e-3)
+    ablated = {a["heads"] for a in metrics["ablation"]}
+    assert {"none", "0.0", "1.3", "1.0+1.1", "0.2+0.3"} <= ablated and len(ablated) == 1 + 8 + 12
+
+
+def test_the_same_seed_trains_the_same_weights(smoke, tmp_path):
+    assert train_gpt.main(["--smoke", "--out", str(tmp_path), "--seed", "3", "--no-snapshots"]) == 0
+    again, first = load_file(tmp_path / "model.safetensors"), load_file(smoke / "model.safetensors")
+    assert again.keys() == first.keys() and all(torch.equal(again[k], first[k]) for k in first)
+
+
+def test_contexts_are_sentences_from_their_start_or_a_sequence_written_twice():
+    vocabulary = gpt_data.vocabulary()
+    data = gpt_data.Contexts(vocabulary, 0, repeat_share=0.5, repeat_range=(5, 5))
+    batch = data.batch(200)
+    assert batch.shape == (200, 65)
+    repeats = [row for row in batch.tolist() if row[:5] == row[5:10]]
+    sentences = [row for row in batch.tolist() if SEPARATOR_ID in row]
+    assert 60 < len(repeats) < 140 and len(repeats) + len(sentences) == 200
+    held_out = {tuple(s) for s in gpt_data.sentence_ids(vocabulary, 300, 1, held_out=True)}
+    for row in sentences:
+        first = tuple(row[:row.index(SEPARATOR_ID)])
+        assert first not in held_out  # training never reads a held-out sentence
+    assert data.batch(4, 16).shape == (4, 17)
+
+
+def test_snapshots_are_dense_inside_the_jump():
+    evaluations = [{"step": s, "copy_accuracy": 0.02 if s < 500 else min(1.0, (s - 450) / 300)}
+                   for s in range(0, 2001, 25)]
+    steps = train_gpt.snapshot_steps(evaluations, 16)
+    inside = [s for s in steps if 500 <= s <= 725]
+    assert len(steps) <= 16 and steps[0] == 0 and steps[-1] == 2000 and len(inside) >= 6
+    assert any(s < 500 for s in steps[1:]) and any(s > 725 for s in steps[:-1])

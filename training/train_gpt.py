@@ -1,0 +1,208 @@
+"""Train the toy GPT from a seed, and write everything the app ships of it.
+
+    python -m training.train_gpt                        # the shipped model: model/weights/gpt
+    python -m training.train_gpt --out /tmp/g --smoke   # a tiny run (CI): a few steps, a small model
+
+A GPT-2-architecture decoder (model.gpt: 2 layers x 4 heads, d_model 64, 64 positions) reads 64-word contexts of toy
+English (training.gpt_data): sentences of the training split separated by `.`, some written twice in one context, and
+a share of contexts where a random sequence of words is written twice, so that copying from context pays. Adam, a
+short warm-up, a fixed number of steps: the same seed trains the same weights.
+
+Every --eval-every steps: the loss on held-out toy sentences, each read alone (words 2..n); the copy accuracy on
+held-out repeat probes; every head's induction and previous-token score (model.gpt.probes). After training, every head
+and every pair of heads of one layer switched off (model.gpt.ablation).
+
+Writes to --out: config.json + model.safetensors (a Hugging Face GPT-2 directory), words.json, metrics.json, and
+snapshots.safetensors: float16 weights at steps chosen from the evaluations, before, inside and after the jump.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+
+from model.gpt import GPT, GPTConfig
+from model.gpt.ablation import ablations, circuit, sentence_loss
+from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
+from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, save
+from training import gpt_data
+from training.progress import Progress, lower_priority, orphan_exit
+
+HELD_OUT, HELD_OUT_SEED = 2000, 99  # single toy sentences of the held-out split
+SNAPSHOT_COUNT = 16
+JUMP = (0.2, 0.9)  # copy accuracy at which the jump starts and ends
+
+
+def evaluate(model: GPT, probes: torch.Tensor, sentences) -> dict:
+    model.eval()
+    with torch.inference_mode():
+        out = model(probes)
+        result = {"copy_accuracy": round(copy_accuracy(out.logits, probes), 4),
+                  "induction": torch.round(induction_scores(out.attentions), decimals=4).tolist(),
+                  "previous_token": torch.round(previous_token_scores(out.attentions), decimals=4).tolist(),
+                  "held_out_loss": round(sentence_loss(model, sentences), 4)}
+    model.train()
+    return result
+
+
+def snapshot_steps(evaluations: list[dict], count: int = SNAPSHOT_COUNT) -> list[int]:
+    """Steps to keep: the first and the last, a few on the plateau, at least half of them inside the jump (from the
+    first evaluation at JUMP[0] copy accuracy to the first at JUMP[1]), one after."""
+    steps = [e["step"] for e in evaluations]
+    start = next((e["step"] for e in evaluations if e["copy_accuracy"] >= JUMP[0]), steps[-1])
+    end = next((e["step"] for e in evaluations if e["copy_accuracy"] >= JUMP[1]), steps[-1])
+    before = [s for s in steps if s < start]
+    inside = [s for s in steps if start <= s <= end]
+    after = [s for s in steps if s > end]
+
+    def spread(values, n):
+        if n <= 0 or not values:
+            return []
+        if len(values) <= n:
+            return values
+        return [values[round(i * (len(values) - 1) / max(n - 1, 1))] for i in range(n)]
+
+    chosen = {steps[0], steps[-1]}
+    chosen |= set(spread(inside, count // 2))
+    chosen |= set(spread(before, (count - len(chosen)) * 2 // 3))
+    chosen |= set(spread(after, count - len(chosen)))
+    return sorted(chosen)[:count] if len(chosen) <= count else sorted(chosen)
+
+
+def train(args, log: Progress | None = None) -> dict:
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    vocabulary = gpt_data.vocabulary()
+    config = GPTConfig(len(vocabulary), args.context, args.d_model, args.layers, args.heads, dropout=0.0)
+    model = GPT(config).train()
+    data = gpt_data.Contexts(vocabulary, args.seed, args.repeat_share, args.sentence_repeat, args.context,
+                             (args.repeat_min, args.repeat_max))
+    probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
+    sentences = gpt_data.sentence_ids(vocabulary, args.held_out, HELD_OUT_SEED, held_out=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    kept, losses, evaluations = {}, [], []
+    started = time.perf_counter()
+    if log is not None:
+        log.start(args.steps, args.seed, {"model": vars(config)})
+
+    def evaluation(step: int):
+        e = {"step": step, "seconds": round(time.perf_counter() - started, 1), **evaluate(model, probes, sentences)}
+        evaluations.append(e)
+        if args.snapshots:
+            kept[step] = {k: v.detach().to(torch.float16).clone() for k, v in model.state_dict().items()}
+        if log is not None:
+            log.evaluation(step, e["copy_accuracy"], e["seconds"])
+        progress(step, args.steps, losses[-1] if losses else float("nan"), e, started)
+
+    evaluation(0)
+    for step in range(1, args.steps + 1):
+        for group in optimizer.param_groups:
+            group["lr"] = args.lr * min(1.0, step / args.warmup)
+        batch = data.batch(args.batch, args.short_context if step <= args.short_steps else None)  # (B, T + 1)
+        logits = model(batch[:, :-1]).logits  # (B, T, V)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(round(loss.item(), 4))
+        if log is not None:
+            if log.orphaned():
+                orphan_exit(args.out if args.remove_if_orphaned else None)
+            log.step(step, loss.item(), model)
+        if step % args.eval_every == 0 or step == args.steps:
+            evaluation(step)
+    seconds = time.perf_counter() - started
+    print(file=sys.stderr)
+    model.eval()
+    found = ablations(model, probes, sentences)
+    steps = snapshot_steps(evaluations) if args.snapshots else []
+    snapshots = {f"{s}/{name}": t for s in steps for name, t in kept[s].items()}
+    jump = [next((e["step"] for e in evaluations if e["copy_accuracy"] >= level), None) for level in JUMP]
+    return {"model": model, "vocabulary": vocabulary, "snapshots": snapshots, "metrics": {
+        "seed": args.seed, "steps": args.steps, "train_seconds": round(seconds, 1), "threads": args.threads,
+        "batch": args.batch, "context": args.context, "learning_rate": args.lr, "warmup": args.warmup,
+        "recipe": {"short_steps": args.short_steps, "short_context": args.short_context,
+                   "repeat_share": args.repeat_share, "repeat_words": [args.repeat_min, args.repeat_max],
+                   "sentence_repeat": args.sentence_repeat},
+        "parameters": sum(p.numel() for p in model.parameters()), "config": vars(config),
+        "probes": {"count": PROBES, "seed": PROBE_SEED, "length": probes.size(1) // 2},
+        "held_out": {"sentences": args.held_out, "seed": HELD_OUT_SEED},
+        "jump": {"starts": jump[0], "ends": jump[1], "copy_accuracy": list(JUMP)},
+        "loss": losses, "evaluations": evaluations, "snapshot_steps": steps,
+        "ablation": [a.as_dict() for a in found],
+        "circuit": {str(layer): a.as_dict() for layer, a in circuit(found).items()}}}
+
+
+def progress(step: int, steps: int, loss: float, e: dict, started: float) -> None:
+    width = 30
+    filled = width * step // max(steps, 1)
+    best = max(max(row) for row in e["induction"][1:] or e["induction"])
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] step {step}/{steps}  loss {loss:.3f}  "
+          f"copy {e['copy_accuracy']:6.1%}  induction {best:.2f}  held-out {e['held_out_loss']:.3f}  "
+          f"{time.perf_counter() - started:5.0f} s", end="", file=sys.stderr, flush=True)
+
+
+def write(result: dict, out: Path) -> None:
+    save(result["model"].eval(), result["vocabulary"], out)
+    if result["snapshots"]:
+        save_file(result["snapshots"], out / SNAPSHOTS)
+    (out / METRICS).write_text(json.dumps(result["metrics"], indent=1) + "\n")
+
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(prog="python -m training.train_gpt", description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=SHIPPED, help="directory to write (default: the shipped weights)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--context", type=int, default=gpt_data.CONTEXT)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--repeat-share", type=float, default=0.25, help="share of contexts with a sequence written twice")
+    p.add_argument("--repeat-min", type=int, default=gpt_data.REPEAT_RANGE[0])
+    p.add_argument("--repeat-max", type=int, default=gpt_data.REPEAT_RANGE[1])
+    p.add_argument("--sentence-repeat", type=float, default=0.1, help="chance that a sentence repeats an earlier one")
+    p.add_argument("--short-steps", type=int, default=0, help="the first this many steps read shorter contexts")
+    p.add_argument("--short-context", type=int, default=16, help="words in a context of the first --short-steps")
+    p.add_argument("--held-out", type=int, default=HELD_OUT, help="held-out sentences the loss is measured on")
+    p.add_argument("--eval-every", type=int, default=25)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--smoke", action="store_true", help="a tiny model for 40 steps: checks the loop, not the model")
+    p.add_argument("--progress", type=Path, help="write progress here as JSON lines (training/progress.py)")
+    p.add_argument("--weights-every", type=int, default=0,
+                   help="with --progress: the latest weights to latest.safetensors every this many steps")
+    p.add_argument("--no-snapshots", dest="snapshots", action="store_false", help="no snapshots.safetensors")
+    p.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by this much")
+    p.add_argument("--remove-if-orphaned", action="store_true",
+                   help="with --progress: if the process that started this one goes, delete --out and stop")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.steps, args.d_model, args.held_out, args.eval_every = 40, 32, 100, 10
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    lower_priority(args.nice)
+    log = Progress(args.progress, args.weights_every) if args.progress else None
+    result = train(args, log)
+    write(result, args.out)
+    m = result["metrics"]
+    last = m["evaluations"][-1]
+    if log is not None:
+        log.done(m["steps"], m["train_seconds"], last["copy_accuracy"])
+    print(f"{m['steps']} steps in {m['train_seconds']} s; copy accuracy {last['copy_accuracy']:.1%}, held-out loss "
+          f"{last['held_out_loss']:.3f}; the jump from step {m['jump']['starts']} to {m['jump']['ends']}; written to "
+          f"{args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
