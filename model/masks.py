@@ -100,7 +100,7 @@ def merge_masks(
     merged = None
     if attn_mask is not None:
         if attn_mask.dim() == 2:
-            if attn_mask.shape != (query_len, key_len):
+            if not torch.jit.is_tracing() and attn_mask.shape != (query_len, key_len):  # a GPT's causal mask, traced
                 raise RuntimeError(f"attn_mask should be of size {(query_len, key_len)}, got {tuple(attn_mask.shape)}")
             merged = to_additive(attn_mask, dtype).view(1, 1, query_len, key_len)
         elif attn_mask.dim() == 3:

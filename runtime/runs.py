@@ -43,7 +43,7 @@ class Run:
     attentions: np.ndarray  # (layers, heads, T, T) float32, read-only
     hidden: object  # torch.Tensor (layers, T, E): each layer's input
     mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
-    unknown: tuple[str, ...] = ()  # characters of the text the model has never seen (the translator names them)
+    unknown: tuple[str, ...] = ()  # characters or words of the text the model has never seen (models trained here)
     special_tokens: object = None  # model.facts.SpecialTokens of the model's tokenizer ([UNK], [CLS]...)
 
     @property

@@ -3,6 +3,9 @@
 Every property is a mean over the query rows of one head's map p (T queries x T keys, each row sums to 1):
   entropy   -sum_j p_ij ln p_ij (nats; 0 = all on one key, ln T = uniform)
   previous  p_i,i-1 (queries 1..T-1)        next     p_i,i+1 (queries 0..T-2)
+  induction p_i,j+1 where the token at i occurred before at j < i-1 (its latest earlier occurrence): an induction
+            head looks from a repeated token to the token that followed it last time (only the queries whose token
+            occurred before; NaN when none did)
   self      p_ii                            special  sum of p_ij over the special tokens' positions j
   same      sum of p_ij over the other positions j holding the same token id as i (only the queries whose token
             occurs again; NaN when no token does)
@@ -13,7 +16,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-PROPERTIES = ("entropy", "previous", "next", "self", "special", "same", "distance")
+PROPERTIES = ("entropy", "previous", "induction", "next", "self", "special", "same", "distance")
+
+
+def induction_pairs(ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns): for each position i whose token occurred before at j < i - 1 (the latest such j), i and
+    j + 1, where an induction head looks from i. On a repeat probe (L words, then the same L), i - L + 1 for every i
+    of the second copy."""
+    last, rows, cols = {}, [], []
+    for i, token in enumerate(int(t) for t in ids):
+        j = last.get(token)
+        if j is not None and j + 1 < i:
+            rows.append(i)
+            cols.append(j + 1)
+        last[token] = i
+    return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
 
 
 def head_properties(attentions: np.ndarray, ids: Sequence[int], special: np.ndarray) -> dict[str, np.ndarray]:
@@ -24,11 +41,13 @@ def head_properties(attentions: np.ndarray, ids: Sequence[int], special: np.ndar
     t = attentions.shape[-1]
     same = (ids[:, None] == ids[None, :]) & ~np.eye(t, dtype=bool)  # (T, T): other positions, same token
     distance = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :]).astype(np.float32)  # (T, T)
-    per_layer = [_layer(p, special, same, distance) for p in attentions]  # a layer at a time: bounded temporaries
+    induction = induction_pairs(ids)
+    per_layer = [_layer(p, special, same, distance, induction) for p in attentions]  # a layer at a time
     return {name: np.stack([layer[name] for layer in per_layer]) for name in PROPERTIES}
 
 
-def _layer(p: np.ndarray, special: np.ndarray, same: np.ndarray, distance: np.ndarray) -> dict[str, np.ndarray]:
+def _layer(p: np.ndarray, special: np.ndarray, same: np.ndarray, distance: np.ndarray,
+           induction: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     """The properties of one layer's heads, p (heads, T, T): {property: (heads,)}."""
     t = p.shape[-1]
     nan = np.full(p.shape[0], np.nan)
@@ -38,6 +57,7 @@ def _layer(p: np.ndarray, special: np.ndarray, same: np.ndarray, distance: np.nd
     return {
         "entropy": -plogp.sum(-1, dtype=np.float64).mean(-1),
         "previous": np.diagonal(p, offset=-1, axis1=-2, axis2=-1).mean(-1, dtype=np.float64) if t > 1 else nan,
+        "induction": p[:, induction[0], induction[1]].mean(-1, dtype=np.float64) if induction[0].size else nan,
         "next": np.diagonal(p, offset=1, axis1=-2, axis2=-1).mean(-1, dtype=np.float64) if t > 1 else nan,
         "self": np.diagonal(p, axis1=-2, axis2=-1).mean(-1, dtype=np.float64),
         "special": p[..., special].sum(-1, dtype=np.float64).mean(-1),

@@ -16,6 +16,8 @@ whose word occurred before at some j < i - 1 (its latest earlier occurrence).
 import torch
 from torch import Tensor
 
+from model.analysis.head_stats import induction_pairs
+
 PROBE_LENGTH = 12  # L: words in each copy
 PROBES, PROBE_SEED = 500, 1234  # the held-out probes every figure is measured on
 
@@ -51,23 +53,11 @@ def previous_token_scores(attentions) -> Tensor:
     return torch.stack([a.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2)) for a in attentions])
 
 
-def induction_targets(ids) -> list[tuple[int, int]]:
-    """(i, j + 1) for each position i whose word occurred before at j < i - 1 (its latest earlier occurrence): where an
-    induction head looks from i. On a repeat probe, i - L + 1 for every i of the second copy."""
-    last, pairs = {}, []
-    for i, word in enumerate(int(t) for t in ids):
-        j = last.get(word)
-        if j is not None and j + 1 < i:
-            pairs.append((i, j + 1))
-        last[word] = i
-    return pairs
-
-
 def text_induction_scores(attentions, ids) -> Tensor | None:
     """(layers, heads) induction scores on one text (ids (T,), attentions one (1|B, nh, T, T) per layer, row 0 read);
-    None when no word of the text repeats."""
-    pairs = induction_targets(ids)
-    if not pairs:
+    None when no word of the text repeats (model.analysis.head_stats.induction_pairs says where each looks)."""
+    rows, cols = induction_pairs(ids)
+    if not rows.size:
         return None
-    rows, cols = torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
+    rows, cols = torch.from_numpy(rows), torch.from_numpy(cols)
     return torch.stack([a[0][:, rows, cols].mean(-1) for a in attentions])

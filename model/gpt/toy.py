@@ -2,6 +2,7 @@
 transformers reads it too) with its word vocabulary beside it (words.json), written by `python -m training.train_gpt`
 and shipped in model/weights/gpt. Reading a directory gives the model and how its text becomes ids: the toy's words,
 the directory's own GPT-2 tokenizer, or none."""
+import functools
 import json
 from pathlib import Path
 
@@ -78,3 +79,16 @@ def load(directory: Path = SHIPPED) -> tuple[GPT, WordVocabulary | None]:
 
 def config_of(directory: Path) -> GPTConfig:
     return read_config(Path(directory))
+
+
+@functools.lru_cache(maxsize=4)
+def induction_head(directory: Path = SHIPPED) -> tuple[int, int]:
+    """(layer, head) of the best induction head after layer 0, measured on held-out repeat probes at the training's
+    last evaluation (metrics.json); (0, 0) when the metrics cannot be read."""
+    try:
+        scores = json.loads((Path(directory) / METRICS).read_text())["evaluations"][-1]["induction"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return 0, 0
+    best = max(((ly, h) for ly in range(1, len(scores)) for h in range(len(scores[ly]))),
+               key=lambda lh: scores[lh[0]][lh[1]], default=(0, 0))
+    return int(best[0]), int(best[1])

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from model.compiled import CompiledPass, compiled_pass
+from model.gpt import GPT, GPTConfig
 from model.text_models import TextConfig, TextEncoder
 
 MAX = 64
@@ -20,7 +21,13 @@ MODELS = {
     "bert": None,  # the fixture
     "post-LN sinusoidal gelu": dict(),
     "pre-LN learned relu": dict(norm_first=True, positional="learned", activation="relu"),
+    "gpt": None,  # a causal language model: its causal mask is built inside the graph, at every length
 }
+
+
+def gpt():
+    torch.manual_seed(1)
+    return GPT(GPTConfig(99, MAX, 32, 3, 4, n_inner=48)).eval()
 
 
 def eager(model, ids):
@@ -33,7 +40,7 @@ def eager(model, ids):
 
 @pytest.mark.parametrize("which", MODELS)
 def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(tiny_bert, which):
-    model = tiny_bert if which == "bert" else text_encoder(**MODELS[which])
+    model = tiny_bert if which == "bert" else gpt() if which == "gpt" else text_encoder(**MODELS[which])
     compiled = compiled_pass(model, MAX)
     assert isinstance(compiled, CompiledPass)  # this torch traces it: the app takes the fast path
     g = torch.Generator().manual_seed(3)

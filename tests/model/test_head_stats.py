@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from model.analysis.head_stats import PROPERTIES, head_properties, special_shares
+from model.analysis.head_stats import PROPERTIES, head_properties, induction_pairs, special_shares
 
 # 4 tokens: [CLS] a a [SEP]; two heads: head 0 looks at the previous token (the first row at itself), head 1 is uniform
 IDS = [101, 7, 7, 102]
@@ -74,3 +74,18 @@ def test_special_shares_name_each_special_token_present():
     assert set(shares) == {"[CLS]", "[SEP]"}  # no [PAD] in the text
     assert shares["[CLS]"][0].tolist() == pytest.approx([0.5, 0.25])
     assert shares["[SEP]"][0].tolist() == pytest.approx([0.0, 0.25])
+
+
+def test_induction_is_attention_to_the_token_after_the_previous_occurrence():
+    ids = [7, 8, 9, 7, 8, 9]  # a text written twice: 7 8 9 | 7 8 9
+    t = len(ids)
+    induction = np.zeros((1, 2, t, t), dtype=np.float32)
+    induction[0, 0, 0, 0] = induction[0, 0, 1, 0] = induction[0, 0, 2, 0] = 1
+    for i, j in ((3, 1), (4, 2), (5, 3)):  # each word of the second copy -> the word after its first occurrence
+        induction[0, 0, i, j] = 1
+    induction[0, 1] = np.eye(t)  # a head that looks at itself only
+    props = head_properties(induction, ids, np.zeros(t, dtype=bool))
+    assert props["induction"][0].tolist() == [1.0, 0.0]
+    assert np.isnan(head_properties(induction, [1, 2, 3, 4, 5, 6], np.zeros(t, dtype=bool))["induction"]).all()
+    rows, cols = induction_pairs([5, 1, 5, 2, 5])  # the latest earlier occurrence, never the token just before
+    assert rows.tolist() == [2, 4] and cols.tolist() == [1, 3]

@@ -25,6 +25,9 @@ COLUMNS = {
     "entropy": (N_("Entropy (nats)"), N_("Mean over the queries of −Σ p·ln p: 0 when each row puts everything on one "
                                         "key, ln T when it spreads evenly.")),
     "previous": (N_("Previous token"), N_("Mean attention of a token to the token just before it.")),
+    "induction": (N_("Induction"), N_("Mean attention of a repeated token to the token that followed its previous "
+                                      "occurrence (… A B … A → B): what an induction head does. Empty when no "
+                                      "token repeats; a text written twice shows it best.")),
     "next": (N_("Next token"), N_("Mean attention of a token to the token just after it.")),
     "self": (N_("Itself"), N_("Mean attention of a token to itself (the diagonal).")),
     "special": (N_("Special tokens"), N_("Mean share of a row on the special tokens (`[CLS]`, `[SEP]`, `<bos>`, "

@@ -30,6 +30,7 @@ MASKS = {"causal": N_("causal (no later token)")}
 MAX_TOKENS_FOR_ALL = 256  # above this, one of the three maps at a time (each is 0.5 MB at 512 tokens)
 SECOND_TEXT = "The animal didn't cross the road because it was too wide."
 SECOND_CHINESE = "我有一只狗"  # the translator's B: a sentence of its own language (docs/toy-language.md)
+SECOND_TOY = "she likes old books . she likes old books"  # the toy GPT's B: toy English, written twice
 
 
 def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
@@ -39,7 +40,8 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
         if page.choice.key == SourceKey.TRANSLATOR:  # its B is Chinese, kept apart (?src2=) as its A is (?src=)
             text = state.text(label, "src2", SECOND_CHINESE, MAX_TEXT_CHARS, container=controls, height=80)
         else:
-            text = state.text(label, "text2", SECOND_TEXT, MAX_TEXT_CHARS, container=controls, height=80)
+            default = SECOND_TOY if page.choice.key == SourceKey.GPT else SECOND_TEXT
+            text = state.text(label, "text2", default, MAX_TEXT_CHARS, container=controls, height=80)
         if not text.strip():
             st.info(_("Type a second sentence to compare with the first."))
             state.stop()

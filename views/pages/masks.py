@@ -3,6 +3,7 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
+from model.kinds import ModelKind
 from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
 from model.translator.source import TRANSLATOR_KEY
 from runtime.runs import Mask
@@ -107,6 +108,8 @@ def view(page: Page) -> None:
     facts = page.model().facts
     if page.choice.key == TRANSLATOR_KEY and not lecture.on():
         translator_note()
+    if facts.kind == ModelKind.GPT:
+        causal_model_note()
     mask = choose_mask(plain.tokens, facts.max_positions, pad_name(facts))
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)
 
@@ -182,3 +185,11 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
                      f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", "text/csv", container=c1)
     downloads.button(_("Download the whole masked trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
                      f"masked_trace_{mask.kind}.npz", "application/octet-stream", container=c2)
+
+
+def causal_model_note() -> None:
+    """A GPT reads with its causal mask always on: what a page's mask adds is on top of it."""
+    st.info(_("This model is a causal language model (a GPT): its **causal mask is always on**, whatever you pick "
+              "here. Each word sees itself and the words before it, never a later one, because it is trained to "
+              "write the next word. *None* and *Causal* are the same map; *Padding* and *Custom* block keys on top "
+              "of it."), icon=":material/block:")

@@ -79,9 +79,11 @@ _below_the_sidebar = state.fragment(_text_and_page)
 
 def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
     """Below the text box: the tokens, when the model read the text in [UNK]s or letters (views/shell/reading.py). The
-    translator says which characters it has never seen itself (runtime.runs)."""
+    translator and a toy GPT say which characters or words they have never seen themselves (runtime.runs)."""
     offered = {s.key: s for s in sources()}
     if choice is None or offered.get(choice.key) is None or offered[choice.key].kind == TRANSLATOR:
+        return
+    if run.unknown:  # a model trained here (a toy GPT) names the words it has never seen itself (views.shell.reading)
         return
     special = run.special_tokens
     if special is None:

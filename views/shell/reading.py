@@ -12,8 +12,9 @@ import unicodedata
 import streamlit as st
 
 from locales import _, ngettext
+from model.kinds import ModelKind
 from runtime import runs
-from runtime.models import Choice
+from runtime.models import Choice, loaded_model
 from runtime.runs import Mask, Run
 from views.shell.errors import or_stop
 from views.shell.markdown import code
@@ -88,19 +89,24 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     if result.truncated:
         state.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
             total=result.total_tokens, read=len(result.tokens)))
-    if result.unknown:
-        state.notice(unknown_notice(result.unknown, "character"))
+    if result.unknown:  # only the models trained here name them: the translator (characters), a toy GPT (words)
+        causal = or_stop(_("The model"), loaded_model, choice).facts.kind == ModelKind.GPT
+        state.notice(unknown_notice(result.unknown, "gpt-word" if causal else "character"))
     return result
 
 
 def unknown_notice(unknown, what: str, limit: int = 20) -> str:
-    """What the page says of tokens the translator has never seen (a visitor's text: each in a code span); what:
-    "character" (of a source) or "word" (of a target)."""
+    """What the page says of tokens a model trained here has never seen (a visitor's text: each in a code span); what:
+    "character" (of the translator's source), "word" (of its target) or "gpt-word" (of a toy GPT's text)."""
     shown = " ".join(code(t) for t in unknown[:limit])
     more = len(unknown) - limit
     if more > 0:
         shown = ngettext("{tokens} and {n} more", "{tokens} and {n} more", more).format(tokens=shown, n=more)
-    if what == "word":
+    if what == "gpt-word":
+        message = ngettext("The toy GPT has never seen this word: {tokens}. It reads it as {unk} (unknown); the other "
+                           "words are read as they are.", "The toy GPT has never seen these words: {tokens}. It reads "
+                           "each as {unk} (unknown); the other words are read as they are.", len(unknown))
+    elif what == "word":
         message = ngettext("The translator has never seen this word: {tokens}. It reads it as {unk} (unknown), and "
                            "still answers.", "The translator has never seen these words: {tokens}. It reads each as "
                            "{unk} (unknown), and still answers.", len(unknown))

@@ -4,6 +4,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.showcase import SHOWCASE
+from model.gpt.toy import induction_head
 from model.kinds import SourceKey
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig
 from model.messages import Later
@@ -13,6 +14,9 @@ from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+# The toy GPT reads toy English (docs/toy-language.md): a sentence and its repeat, so that its induction head (the
+# page opens at it) shows at once: each word of the second copy looks at the word after its first occurrence.
+GPT_TEXT = "the teacher saw two red birds at school . the teacher saw two red birds at school"
 # The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
 # empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
 CHINESE_SOURCE = "我有一只猫"
@@ -80,12 +84,19 @@ def _seq2seq_texts(model: str | None) -> tuple[str, str]:
     return SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if model == SourceKey.TRANSLATOR else SourceKey.RANDOM]
 
 
+def default_text(model: str | None) -> str:
+    """The sentence a model's text box starts with: toy English for the toy GPT, the English sentence otherwise."""
+    return GPT_TEXT if model == SourceKey.GPT else DEFAULT_TEXT
+
+
 def _texts_follow_the_model() -> None:
-    """A source or target still at the previous model's default becomes the new model's: Chinese for the
-    translator, English for the others. A text the visitor typed stays."""
-    old, new = _seq2seq_texts(state.kept("model")), _seq2seq_texts(st.session_state.get("model"))
+    """A source, target or sentence still at the previous model's default becomes the new model's: Chinese for the
+    translator, toy English for the toy GPT, English for the others. A text the visitor typed stays."""
+    before, after = state.kept("model"), st.session_state.get("model")
+    old, new = _seq2seq_texts(before), _seq2seq_texts(after)
     for name, was, now in zip(("src", "tgt"), old, new):
         state.replace_default(name, was, now)
+    state.replace_default("text", default_text(before), default_text(after))
 
 
 def text_box(choice: Choice | None) -> dict:
@@ -94,6 +105,8 @@ def text_box(choice: Choice | None) -> dict:
     if choice is not None and choice.key == SourceKey.TRANSLATOR:
         return {"label": _("Chinese sentence (what the translator's encoder reads)"), "name": "src",
                 "default": CHINESE_SOURCE}
+    if choice is not None and choice.key == SourceKey.GPT:
+        return {"label": _("Toy English (what the GPT reads; `.` ends a sentence)"), "default": GPT_TEXT}
     return {}
 
 
@@ -163,6 +176,9 @@ def pick(maps, layer: int, head: int, mean: bool):
 
 def first_head(choice, num_layers: int, num_heads: int) -> tuple[int, int]:
     """The layer and head a page opens at before any is chosen: on the pretrained MiniLM the head measured best at
-    `it` -> what it refers to (model.analysis.showcase), not layer 0 head 0; (0, 0) on other models."""
-    layer, head = SHOWCASE["all-MiniLM-L6-v2"] if choice is not None and choice.key == DEFAULT_KEY else (0, 0)
+    `it` -> what it refers to (model.analysis.showcase), on the toy GPT its induction head (measured on held-out
+    repeat probes when it was trained), not layer 0 head 0; (0, 0) on other models."""
+    key = None if choice is None else choice.key
+    layer, head = (SHOWCASE["all-MiniLM-L6-v2"] if key == DEFAULT_KEY else induction_head() if key == SourceKey.GPT
+                   else (0, 0))
     return (layer, head) if layer < num_layers and head < num_heads else (0, 0)
