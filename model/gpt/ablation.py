@@ -69,7 +69,10 @@ def ablations(model, probes: Tensor, sentences: Sequence[Sequence[int]]) -> list
 
 def circuit(found: Sequence[Ablated]) -> dict[int, Ablated]:
     """Per layer, the smallest set of its heads (one, else two) whose loss breaks copying, the cheapest for the
-    sentences; a layer where none does is left out."""
+    sentences; a layer where none does is left out, and nothing when the model does not copy with every head on."""
+    whole = next((a for a in found if not a.heads), None)
+    if whole is None or whole.copy_accuracy <= BROKEN:
+        return {}
     out = {}
     for size in (1, 2):
         for a in sorted((a for a in found if len(a.heads) == size and a.copy_accuracy <= BROKEN), key=lambda a: a.loss):
