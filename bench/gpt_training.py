@@ -4,7 +4,7 @@ Ours: `python -m training.train_gpt` (the shipped run's metrics.json, or with --
 directory). The reference: a plain torch.nn decoder of the same size (nn.TransformerEncoder of Pre-LN GELU layers with
 a causal mask, token and learned position embeddings, a final LayerNorm, the output tied to the token embedding:
 the GPT a PyTorch user would write), trained on the same contexts (training.gpt_data, the same recipe and seed) with
-the same optimiser and learning rate, for the same wall time as ours, evaluation excluded (so it gets a little
+the same optimiser and learning-rate schedule, for the same wall time as ours, evaluation excluded (so it gets a little
 more training than ours). Both are measured on the same held-out sentences (each read alone, words 2..n) and repeat
 probes; the ratio is ours / the reference.
 
@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -66,11 +67,13 @@ def train_reference(metrics: dict, seconds: float) -> tuple[Reference, int]:
     data = gpt_data.Contexts(vocabulary, metrics["seed"], recipe["repeat_share"], recipe["sentence_repeat"],
                              metrics["context"], tuple(recipe["repeat_words"]))
     optimizer = torch.optim.Adam(model.parameters(), lr=metrics["learning_rate"])
+    schedule = SimpleNamespace(lr=metrics["learning_rate"], warmup=metrics["warmup"],
+                               decay_from=metrics.get("decay_from", 0), steps=metrics["steps"])
     started, step = time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
         step += 1
-        for group in optimizer.param_groups:
-            group["lr"] = metrics["learning_rate"] * min(1.0, step / metrics["warmup"])
+        for group in optimizer.param_groups:  # ours' schedule by step (its last rate after its last step)
+            group["lr"] = train_gpt.learning_rate(min(step, metrics["steps"]), schedule)
         short = recipe.get("short_context") if step <= recipe.get("short_steps", 0) else None
         batch = data.batch(metrics["batch"], short)
         loss = F.cross_entropy(model(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten())

@@ -73,12 +73,22 @@ def snapshot_steps(evaluations: list[dict], count: int = SNAPSHOT_COUNT) -> list
     return sorted(chosen)[:count] if len(chosen) <= count else sorted(chosen)
 
 
+def learning_rate(step: int, args) -> float:
+    """Linear warm-up over --warmup steps, then --lr until --decay-from, then down linearly to a tenth at the end."""
+    rate = args.lr * min(1.0, step / args.warmup)
+    if args.decay_from and step > args.decay_from:
+        rate *= 1 - 0.9 * (step - args.decay_from) / max(1, args.steps - args.decay_from)
+    return rate
+
+
 def train(args, log: Progress | None = None) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     vocabulary = gpt_data.vocabulary()
     config = GPTConfig(len(vocabulary), args.context, args.d_model, args.layers, args.heads, dropout=0.0)
     model = GPT(config).train()
+    if args.position_std:  # learned positions started wider than GPT-2's 0.02: a previous-token head sharpens sooner
+        torch.nn.init.normal_(model.wpe.weight, std=args.position_std)
     data = gpt_data.Contexts(vocabulary, args.seed, args.repeat_share, args.sentence_repeat, args.context,
                              (args.repeat_min, args.repeat_max))
     probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
@@ -101,7 +111,7 @@ def train(args, log: Progress | None = None) -> dict:
     evaluation(0)
     for step in range(1, args.steps + 1):
         for group in optimizer.param_groups:
-            group["lr"] = args.lr * min(1.0, step / args.warmup)
+            group["lr"] = learning_rate(step, args)
         batch = data.batch(args.batch, args.short_context if step <= args.short_steps else None)  # (B, T + 1)
         logits = model(batch[:, :-1]).logits  # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
@@ -125,6 +135,7 @@ def train(args, log: Progress | None = None) -> dict:
     return {"model": model, "vocabulary": vocabulary, "snapshots": snapshots, "metrics": {
         "seed": args.seed, "steps": args.steps, "train_seconds": round(seconds, 1), "threads": args.threads,
         "batch": args.batch, "context": args.context, "learning_rate": args.lr, "warmup": args.warmup,
+        "decay_from": args.decay_from, "position_std": args.position_std,
         "recipe": {"short_steps": args.short_steps, "short_context": args.short_context,
                    "repeat_share": args.repeat_share, "repeat_words": [args.repeat_min, args.repeat_max],
                    "sentence_repeat": args.sentence_repeat},
@@ -146,6 +157,32 @@ def progress(step: int, steps: int, loss: float, e: dict, started: float) -> Non
           f"{time.perf_counter() - started:5.0f} s", end="", file=sys.stderr, flush=True)
 
 
+def best_head(scores: list[list[float]], layers) -> tuple[int, int, float]:
+    """(layer, head, score) of the highest score among the given layers."""
+    return max(((ly, h, scores[ly][h]) for ly in layers for h in range(len(scores[ly]))), key=lambda t: t[2])
+
+
+def readme_figures(m: dict) -> str:
+    """The docs' lines about a training run, from its metrics (a test checks that docs/gpt.md holds them)."""
+    last = m["evaluations"][-1]
+    layers = range(len(last["induction"]))
+    induction = best_head(last["induction"], layers[1:] or layers)
+    previous = best_head(last["previous_token"], layers[:1])
+    lines = [f"- seed {m['seed']}: {m['steps']} steps of {m['batch']} contexts of {m['context']} words in "
+             f"{m['train_seconds']} s on {m['threads']} CPU threads (evaluations included)",
+             f"- the jump: copy accuracy first at {m['jump']['copy_accuracy'][0]:.0%} at step {m['jump']['starts']}, "
+             f"at {m['jump']['copy_accuracy'][1]:.0%} at step {m['jump']['ends']}",
+             f"- at the end, on {m['probes']['count']} held-out repeat probes: copy accuracy "
+             f"{last['copy_accuracy']:.1%}; induction head {induction[0]}.{induction[1]} ({induction[2]:.2f}); "
+             f"previous-token head {previous[0]}.{previous[1]} ({previous[2]:.2f})",
+             f"- held-out loss on {m['held_out']['sentences']:,} single toy sentences: {last['held_out_loss']:.3f} "
+             f"nats per word"]
+    for layer, a in sorted(m["circuit"].items()):
+        lines.append(f"- switched off, layer {layer}'s {a['heads']}: copy accuracy {a['copy_accuracy']:.1%}, "
+                     f"loss {a['loss']:.3f}")
+    return "\n".join(lines)
+
+
 def write(result: dict, out: Path) -> None:
     save(result["model"].eval(), result["vocabulary"], out)
     if result["snapshots"]:
@@ -162,7 +199,9 @@ def parse(argv=None):
     p.add_argument("--context", type=int, default=gpt_data.CONTEXT)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--decay-from", type=int, default=0, help="from this step, the rate falls linearly to a tenth")
     p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--position-std", type=float, default=0.0, help="start the learned positions at N(0, this)")
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--repeat-share", type=float, default=0.25, help="share of contexts with a sequence written twice")
@@ -201,6 +240,7 @@ def main(argv=None) -> int:
     print(f"{m['steps']} steps in {m['train_seconds']} s; copy accuracy {last['copy_accuracy']:.1%}, held-out loss "
           f"{last['held_out_loss']:.3f}; the jump from step {m['jump']['starts']} to {m['jump']['ends']}; written to "
           f"{args.out}")
+    print(f"For docs/gpt.md:\n{readme_figures(m)}")
     return 0
 
 
