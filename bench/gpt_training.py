@@ -74,8 +74,7 @@ def train_reference(metrics: dict, seconds: float) -> tuple[Reference, int]:
         step += 1
         for group in optimizer.param_groups:  # ours' schedule by step (its last rate after its last step)
             group["lr"] = train_gpt.learning_rate(min(step, metrics["steps"]), schedule)
-        short = recipe.get("short_context") if step <= recipe.get("short_steps", 0) else None
-        batch = data.batch(metrics["batch"], short)
+        batch = data.batch(metrics["batch"])
         loss = F.cross_entropy(model(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -62,9 +62,9 @@ class Contexts:
             out += sentence + [SEPARATOR_ID]
         return out[:length + 1]
 
-    def batch(self, size: int, length: int | None = None) -> Tensor:
-        """(size, length + 1) ids: contexts of `length` words (the full context by default) and the word after."""
-        length = length or self.context
+    def batch(self, size: int) -> Tensor:
+        """(size, context + 1) ids: contexts and the word after each."""
+        length = self.context
         rows = [self.repeat_context(length) if float(torch.rand(1, generator=self.generator)) < self.repeat_share
                 else self.sentence_context(length) for _ in range(size)]
         return torch.tensor(rows, dtype=torch.long)

@@ -28,9 +28,9 @@ def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = 
     with torch.inference_mode():
         for start in range(0, len(rows), batch):
             chunk = rows[start:start + batch]
-            width = max(len(r) for r in chunk)
-            ids = torch.tensor([list(r) + [0] * (width - len(r)) for r in chunk], dtype=torch.long)
-            valid = torch.tensor([[t < len(r) - 1 for t in range(width - 1)] for r in chunk])  # (b, T-1)
+            lengths = torch.tensor([len(r) for r in chunk])
+            ids = torch.nn.utils.rnn.pad_sequence([torch.tensor(r, dtype=torch.long) for r in chunk], batch_first=True)
+            valid = torch.arange(ids.size(1) - 1)[None] < (lengths - 1)[:, None]  # (b, T-1): words 2..n
             nll = torch.nn.functional.cross_entropy(logits_of(model, ids, heads)[:, :-1].transpose(1, 2), ids[:, 1:],
                                                     reduction="none")
             total += float(nll[valid].sum())

@@ -2,8 +2,10 @@
 
 Every file is named by page, model, layer and head (views/widgets/file_names.py), and a CSV starts with a UTF-8 byte
 order mark, for Excel. Pages x model sources: the pretrained default, a random model with learned and with sinusoidal
-positions, a checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS), and the shipped translator on
-the pages that offer it (its encoder on the masks page, the whole model on the encoder-decoder page). Each cell
+positions, a BERT and a GPT-2 checkpoint directory the server's operator names (ATTNVIZ_MODEL_DIRS; the GPT-2 one
+with its own byte-level BPE tokenizer), the shipped toy GPT (causal: every map is 0 above its diagonal), and the
+shipped translator on the pages that offer it (its encoder on the masks page, the whole model on the encoder-decoder
+page). Each cell
 clicks every download button (CSV read back, .npz opened with allow_pickle=False; on the pages whose files hold the
 model's trace or maps, their shapes checked against the model) and one chart's camera button (PNG or SVG, the format the
 link asks for: each page gets both across its sources).
@@ -11,6 +13,7 @@ link asks for: each page gets both across its sources).
 import csv
 import io
 import json
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ import pytest
 import torch
 
 from harness.servers import spawn
+from model.gpt import toy as gpt_toy
 from model.loading.sources import packaged_model_dir
 from model.positional import sinusoidal_table
 from model.translator import SHIPPED
@@ -33,6 +37,8 @@ TEXT = "Hello attention maps"
 SRC, TGT = "The cat sat", "Le chat"
 CHINESE, ENGLISH = "我有一只猫", ["<bos>", "I", "have", "a", "cat"]  # the translator's source, its own translation
 TINY_BERT = "tiny-bert"  # the directory's name: its source key is dir:tiny-bert
+TINY_GPT2 = "tiny-gpt2"  # dir:tiny-gpt2
+TOY_TEXT = "the teacher saw a cat . the teacher saw a cat"  # the toy GPT's words (docs/toy-language.md)
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 RANDOM = {"model": "random", "d_model": 64, "heads": 2, "layers": 2, "d_ff": 128}
 
@@ -43,9 +49,14 @@ class Source:
     params: dict  # what the link says about the model
     picked: str  # how the model picker names it
     image: str  # the chart format asked for: png or svg
+    causal: bool = False  # a GPT: its maps are 0 above the diagonal on every page
 
     def sizes(self, tiny_config: dict) -> tuple[int, int, int]:
         """(layers, heads, width) of this source's model."""
+        if self.name in ("gpt", "gpt2-dir"):
+            config = json.loads(((gpt_toy.SHIPPED if self.name == "gpt" else tiny_config["gpt2_dir"]) /
+                                 "config.json").read_text())
+            return config["n_layer"], config["n_head"], config["n_embd"]
         if self.name == "minilm":
             config = json.loads((packaged_model_dir() / "config.json").read_text())
         elif self.name == "dir":
@@ -64,6 +75,9 @@ SOURCES = {s.name: s for s in (
     Source("random-sinusoidal", {**RANDOM, "positional": "sinusoidal"}, "Random Transformer", "png"),
     Source("dir", {"model": f"dir:{TINY_BERT}"}, f"{TINY_BERT} (server directory)", "svg"),
     Source("translator", {"model": "translator", "src": CHINESE, "tgt": ""}, "Translator (trained here", "svg"),
+    Source("gpt", {"model": "gpt", "text": TOY_TEXT}, "Toy GPT (trained here", "png", causal=True),
+    Source("gpt2-dir", {"model": f"dir:{TINY_GPT2}", "text": "attention is all you need"},
+           f"{TINY_GPT2} (server directory)", "svg", causal=True),
 )}
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
 TRANSLATOR_PAGES = [spec.path for spec in PAGES if spec.translator] + ["encoder-decoder"]
@@ -93,10 +107,20 @@ def tiny_bert_dir(tmp_path_factory) -> tuple[Path, dict]:
 
 
 @pytest.fixture(scope="session")
-def dir_server(tiny_bert_dir):
-    """The app with the tiny checkpoint configured by its operator: every source is offered."""
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    """A random tiny Hugging Face GPT-2 (3 layers x 6 heads, width 48) with a byte-level BPE tokenizer of its own."""
+    from tests.model.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - start-up cost: transformers
+
+    directory = tmp_path_factory.mktemp("gpt2") / TINY_GPT2
+    return gpt2_tokenizer(save_tiny_gpt2(directory, "wide-ffn"))  # 40 positions: the text's 24 BPE tokens fit
+
+
+@pytest.fixture(scope="session")
+def dir_server(tiny_bert_dir, tiny_gpt2_dir):
+    """The app with the tiny checkpoints configured by its operator: every source is offered."""
+    dirs = os.pathsep.join([str(tiny_bert_dir[0]), str(tiny_gpt2_dir)])
     try:
-        with spawn(ROOT / "app.py", session_ttl=None, env={"ATTNVIZ_MODEL_DIRS": str(tiny_bert_dir[0])}) as running:
+        with spawn(ROOT / "app.py", session_ttl=None, env={"ATTNVIZ_MODEL_DIRS": dirs}) as running:
             yield running
     except RuntimeError as e:
         pytest.fail(str(e))
@@ -185,7 +209,8 @@ def file_name_start(path: str, source: Source) -> str:
     """How the files of the page at /path start: page, then model (the Translate page has no model picker)."""
     if path == "translate":
         return "translate_"
-    model = {"minilm": "all-MiniLM-L6-v2", "dir": TINY_BERT, "translator": "translator"}.get(
+    model = {"minilm": "all-MiniLM-L6-v2", "dir": TINY_BERT, "translator": "translator", "gpt": "toy-gpt",
+             "gpt2-dir": TINY_GPT2}.get(
         source.name, "random-d{d_model}-h{heads}-l{layers}".format(**RANDOM))
     return f"{path}_{model}"
 
@@ -215,12 +240,13 @@ def check_chart_image(page, image: str, tmp_path: Path, start: str = "") -> None
 
 
 @pytest.mark.parametrize("path, source", CELLS)
-def test_every_download_opens(page, dir_server, tiny_bert_dir, tokenize, tmp_path, path, source):
+def test_every_download_opens(page, dir_server, tiny_bert_dir, tiny_gpt2_dir, tokenize, tmp_path, path, source):
     log_start = dir_server.log.stat().st_size
     page.console = []
     page.on("console", lambda m: page.console.append(m.text))
     try:
-        run_cell(page, dir_server, path, SOURCES[source], tiny_bert_dir[1], tokenize, tmp_path)
+        run_cell(page, dir_server, path, SOURCES[source], {**tiny_bert_dir[1], "gpt2_dir": tiny_gpt2_dir}, tokenize,
+                 tmp_path)
     except AssertionError as e:  # the server's side of it
         raise AssertionError(f"{e}\nserver log during this cell:\n{log_since(dir_server, log_start)[-4000:]}") from e
     assert "Traceback" not in log_since(dir_server, log_start)
@@ -239,6 +265,10 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
     sinusoidal = source.params.get("positional") == "sinusoidal"
     if source.name == "translator":
         tokens, sinusoidal = list(CHINESE), True
+    elif source.name == "gpt":
+        tokens = TOY_TEXT.split()
+    elif source.name == "gpt2-dir":
+        tokens = tokenize_gpt2(tiny_config["gpt2_dir"], source.params["text"])
     open_cell(page, dir_server, path, source)
     start = file_name_start(path, source)
 
@@ -249,9 +279,9 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
         return check_name(click_download_button(page, label, tmp_path), start, *parts)
 
     if path == "heatmap":
-        read_csv(clicked("Download this map (CSV)", "_layer0_head0", ".csv"), tokens, causal=False)
+        read_csv(clicked("Download this map (CSV)", "_layer0_head0", ".csv"), tokens, causal=source.causal)
         check_trace_npz(clicked("Download the whole trace (NumPy .npz)", ".npz"), tokens, sizes, sinusoidal,
-                        causal=False)
+                        causal=source.causal)
     elif path == "masks":  # the page's default mask is causal
         read_csv(clicked("Download this masked map (CSV)", "_layer0_head0", ".csv"), tokens, causal=True)
         check_trace_npz(clicked("Download the whole masked trace (NumPy .npz)", ".npz"), tokens, sizes, sinusoidal,
@@ -266,6 +296,13 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
             check_any_file(clicked(label))
     check_chart_image(page, source.image, tmp_path, start)
     assert not page.errors, page.errors
+
+
+def tokenize_gpt2(directory: Path, text: str) -> list[str]:
+    from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import
+
+    tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+    return tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
 
 
 def download_labels(page) -> list[str]:

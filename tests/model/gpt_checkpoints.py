@@ -3,6 +3,7 @@ import json
 
 import torch
 import transformers
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 # (n_embd, n_layer, n_head, vocab_size, n_positions, activation_function, n_inner): several sizes and activations
 SIZES = {
@@ -35,3 +36,13 @@ def edit_config(directory, **changes):
 
 def reference(directory):
     return transformers.GPT2LMHeadModel.from_pretrained(directory, attn_implementation="eager").eval()
+
+
+def gpt2_tokenizer(directory, vocab_size=50):
+    """A byte-level BPE tokenizer of `vocab_size` ids, trained offline on a line, saved as GPT-2's."""
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.train_from_iterator(["attention is all you need"] * 20, trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:40]))
+    transformers.GPT2TokenizerFast(tokenizer_object=bpe).save_pretrained(directory)
+    return directory

@@ -4,10 +4,8 @@ import shutil
 
 import pytest
 import torch
-import transformers
-from gpt_checkpoints import save_tiny_gpt2
+from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 from test_sources import by_key, fake_cache, isolated
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.source import LoadedGPT
@@ -17,16 +15,6 @@ from model.loading.checkpoint import CheckpointError
 from model.loading.footprint import module_bytes
 from model.loading.sources import footprint, load
 from training.toy_language import english_vocabulary
-
-
-def gpt2_tokenizer(directory, vocab_size=50):
-    """A byte-level BPE tokenizer of `vocab_size` ids, trained offline on a line, saved as GPT-2's."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.train_from_iterator(["attention is all you need"] * 20, trainers.BpeTrainer(
-        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:40]))
-    transformers.GPT2TokenizerFast(tokenizer_object=bpe).save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ MAX_CHARS = 120  # with the extension
 _CONTEXT = "_file_names"  # session state: {"model": the model's name in file names}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _EXTENSION = re.compile(r"[A-Za-z0-9]{1,8}")
-PACKAGED = {SourceKey.MINILM: "all-MiniLM-L6-v2", SourceKey.TRANSLATOR: "translator"}  # by source key
+PACKAGED = {SourceKey.MINILM: "all-MiniLM-L6-v2", SourceKey.TRANSLATOR: "translator",  # by source key
+            SourceKey.GPT: "toy-gpt"}
 
 
 def new_page() -> None:
