@@ -5,6 +5,7 @@ import sys
 
 import pytest
 import torch
+from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.__main__ import main
@@ -114,3 +115,15 @@ def test_runs_as_a_module(directory):
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 10
     assert all(0 <= float(p) <= 1 and not math.isnan(float(p)) for p in (r.split("\t")[1] for r in
                                                                        done.stdout.splitlines()))
+
+
+def test_a_hugging_face_gpt2_directory_reads_its_own_tokenizer(tmp_path, capsys):
+    directory = gpt2_tokenizer(save_tiny_gpt2(tmp_path / "gpt2", "wide-ffn"))
+    capsys.readouterr()  # what saving it printed
+    code, out, err = run(capsys, "attention is", "--model", directory)
+    assert code == 0 and err == "" and len(out.splitlines()) == 10
+    code, out, _ = run(capsys, "attention is", "--generate", 3, "--model", directory)
+    assert code == 0 and out.strip()
+    (tmp_path / "in.txt").write_text("attention is all you need\n")
+    code, out, _ = run(capsys, "--file", tmp_path / "in.txt", "--score", "--model", directory)
+    assert code == 0 and float(out) > 0
