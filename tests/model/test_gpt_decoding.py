@@ -6,6 +6,7 @@ import torch
 from model.gpt import GPT, GPTConfig
 from model.gpt.decoding import generate, next_word
 from model.gpt.incremental import Cache, HeadsOff, extend, logits_of, parse_heads
+from model.gpt.logit_lens import logit_lens
 from model.sampling import Sampling
 
 
@@ -93,3 +94,15 @@ def test_next_word_is_a_distribution_and_the_context_is_bounded(model):
         assert p.shape == (23,) and abs(float(p.sum()) - 1) < 1e-5
         with pytest.raises(ValueError, match="positions"):
             extend(model, torch.zeros(1, 33, dtype=torch.long), Cache())
+
+
+def test_the_logit_lens_s_last_layer_is_the_model_s_own_distribution(model, h):
+    ids = torch.randint(0, 23, (12,), generator=torch.Generator().manual_seed(5))
+    with torch.inference_mode():
+        lens = logit_lens(model, ids)
+        own = torch.softmax(model(ids[None]).logits[0], -1)
+    assert lens.probs.shape == (2, 12, 23) and lens.predicted.shape == (2, 12)
+    h.close(lens.probs[-1], own, 1e-6)
+    assert torch.equal(lens.final, own.argmax(-1)) and torch.equal(lens.predicted[-1], lens.final)
+    h.close(lens.final_p[-1], own.max(-1).values, 1e-6)
+    assert bool((lens.probs.sum(-1) - 1).abs().max() < 1e-5)
