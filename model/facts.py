@@ -56,6 +56,7 @@ class ModelFacts:
     decoder_layers: int = 0
     token_types: int = 0  # rows of BERT's segment embedding (0: the model has none)
     embedding_norm: bool = False  # BERT normalises the summed embeddings; the others scale tokens by sqrt(d_model)
+    token_scale: bool = True  # tokens scaled by sqrt(d_model) before the positions are added (a GPT adds them as is)
     source_vocab_size: int = 0  # a translator's source vocabulary (vocab_size is then its target's); 0: one vocabulary
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
 

@@ -76,7 +76,7 @@ class GPT(TokenEncoder):
         c = self.config
         return ModelFacts(GPT_KIND, c.n_layer, c.n_head, c.n_embd, c.d_ff, c.activation_function, norm_first=True,
                           final_norm=True, positional="learned", max_positions=c.n_positions,
-                          vocab_size=c.vocab_size, special_tokens=self.special_tokens)
+                          vocab_size=c.vocab_size, token_scale=False, special_tokens=self.special_tokens)
 
     def embed(self, input_ids, token_type_ids, record):
         """(B, T) ids -> W_te[ids] + W_pe[0..T-1] (B, T, E), EmbeddingTrace or None; token_type_ids is ignored."""

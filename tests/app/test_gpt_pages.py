@@ -85,3 +85,11 @@ def test_the_atlas_measures_induction_on_the_text(model):
         layer, head = induction_head()
         row = table[(table["layer"] == layer) & (table["head"] == head)]
         assert float(row["induction"].iloc[0]) == pytest.approx(float(induction.max()))
+
+
+def test_the_step_by_step_page_writes_the_gpt_s_own_formulas():
+    at = apptest.open_page("steps", model="gpt", layer="0")
+    shown = " ".join(str(getattr(e, "value", "")) for e in at.main)
+    assert r"E_{\text{tok}} + E_{\text{pos}}" in shown and r"\sqrt{d_{\text{model}}}" not in shown
+    at = apptest.open_page("steps", model="gpt", layer="1")
+    assert any("next-word scores" in c.value for c in at.caption)

@@ -7,6 +7,7 @@ import streamlit as st
 import torch
 
 from locales import _
+from model.kinds import ModelKind
 from model.masks import is_blocked
 from views.charts.mounted import show_chart
 from views.shell import lecture
@@ -126,13 +127,14 @@ def view(page: Page) -> None:
                "T = {T} tokens.") if pre_ln else
              _("**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \\mathrm{{LN}}(x + f(x))$. "
                "d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")).format(**sizes))
-    input_step(shown, run, layer, sa_block, facts.embedding_norm)
+    input_step(shown, run, layer, sa_block, facts)
     attention_steps(shown, attn, sa_block, head, pre_ln)
     output_steps(shown, run, layer, facts)
 
 
-def input_step(shown: View, run, layer: int, sa_block, bert: bool) -> None:
+def input_step(shown: View, run, layer: int, sa_block, facts) -> None:
     """1: the embeddings (layer 0), or the previous layer's output."""
+    bert = facts.embedding_norm
     emb = run.trace.embeddings
     if layer == 0 and emb is not None:
         panels = [Panel(_("token embedding"), "T, d_model", rows_of(emb.token))]
@@ -140,11 +142,15 @@ def input_step(shown: View, run, layer: int, sa_block, bert: bool) -> None:
             panels.append(Panel(_("segment embedding"), "T, d_model", rows_of(emb.token_type)))
         panels += [Panel(_("position"), "T, d_model", rows_of(emb.position)),
                    Panel(_("sum"), "T, d_model", rows_of(emb.summed)), Panel("X", "T, d_model", rows_of(emb.output))]
-        # bert (facts.embedding_norm): LayerNorm of the sum; the others scale the tokens by sqrt(d_model)
-        step(shown, _("1. X: token embedding + position"),
-             r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
-             else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE", panels,
-             _("BERT learns its position embeddings.") if bert else "")
+        # bert (facts.embedding_norm): LayerNorm of the sum; a GPT adds the two as they are; the others scale the
+        # tokens by sqrt(d_model)
+        formula = (r"X = \mathrm{LayerNorm}(E_{\text{tok}} + E_{\text{seg}} + E_{\text{pos}})" if bert
+                   else r"X = E_{\text{tok}} + E_{\text{pos}}" if not facts.token_scale
+                   else r"X = \sqrt{d_{\text{model}}}\,E_{\text{tok}} + PE")
+        note = (_("BERT learns its position embeddings.") if bert else
+                _("GPT-2 learns its position embeddings and adds the token embedding as it is.")
+                if not facts.token_scale else "")
+        step(shown, _("1. X: token embedding + position"), formula, panels, note)
     else:
         step(shown, _("1. X: the input of layer {layer}").format(layer=layer),
              rf"X = Z_{{{layer - 1}}}" if layer else r"X = E", [Panel("X", "T, d_model", rows_of(sa_block.input))],
@@ -223,4 +229,5 @@ def output_steps(shown: View, run, layer: int, facts) -> None:
               Panel("Z", "T, d_model", rows_of(ffn_block.output))])
     (st.sidebar if shown.only else st).caption(
         _("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
-        else _("Z is the encoder's output."))
+        else _("LN(Z) times the token embedding (the tied output) gives each position's next-word scores.")
+        if facts.kind == ModelKind.GPT else _("Z is the encoder's output."))
