@@ -206,9 +206,11 @@ def load(source: ModelSource, random_config: RandomConfig | None = None):
         with _plain_errors(source.label, source.path):
             return translator_source.load(source, source.path)
     with _plain_errors(source.label, source.path):
-        if source.kind == SourceKind.GPT or (source.path / WORDS).is_file():  # a toy GPT reads words
+        if source.kind == SourceKind.GPT:
             return gpt_source.load_source(source, source.path)
         if architecture(source.path) == GPT2:
+            if (source.path / WORDS).is_file():  # a toy GPT written by training.train_gpt reads words
+                return gpt_source.load_source(source, source.path)
             return LoadedModel(source, GPT.from_pretrained(source.path), read_tokenizer(source.path))
         return LoadedModel(source, BertModel.from_pretrained(source.path), read_tokenizer(source.path))
 

@@ -73,3 +73,10 @@ def test_a_toy_gpt_directory_reads_words(tmp_path):
     long = loaded.encode(" ".join(["cat"] * 20))
     assert long.truncated and long.total_tokens == 20 and long.input_ids.shape == (1, 16)
     assert loaded.facts.special_tokens.unk == ("<unk>", 0)
+
+
+def test_a_bert_directory_with_a_stray_words_file_is_still_bert(tiny, tmp_path):
+    directory = shutil.copytree(tiny, tmp_path / "bert-words")
+    (directory / "words.json").write_text('["<unk>", "."]')
+    loaded = load(by_key(isolated(tmp_path, ATTNVIZ_MODEL_DIRS=directory))["dir:bert-words"])
+    assert not isinstance(loaded, LoadedGPT) and loaded.facts.kind == "bert"
