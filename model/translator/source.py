@@ -7,7 +7,6 @@ Chinese characters, recorded like every other encoder's. Nothing here changes th
 """
 import dataclasses
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,8 +15,8 @@ import torch
 from locales import N_
 from model.facts import ENCODER, ModelFacts
 from model.kinds import SourceKey
-from model.loading.checkpoint import weight_shapes
 from model.loading.footprint import FLOAT32, loading_bytes
+from model.loading.shipped import check_shipped, weights_bytes
 from model.loading.source_types import Encoded
 from model.messages import Later
 from model.text_models import EmbeddedTextEncoder
@@ -31,21 +30,8 @@ FILES = (WEIGHTS, CONFIG, SOURCE_VOCAB, TARGET_VOCAB)
 
 def check_files(directory: Path = SHIPPED) -> tuple[bool, str]:
     """Whether the translator's files are there and readable, and where it comes from or why it is not."""
-    missing = [name for name in FILES if not (directory / name).is_file()]
-    if missing:
-        return False, Later(N_("its shipped files are missing ({files}): `python -m training.train` writes them"),
-                            files=", ".join(missing))
-    try:
-        json.loads((directory / CONFIG).read_text())
-        weights_bytes(directory)
-    except Exception as e:  # noqa: BLE001 - safetensors raises its own SafetensorError; its text may hold the path
-        return False, Later(N_("its shipped files could not be read ({error})"), error=type(e).__name__)
-    return True, Later(N_("trained by this project on its toy language (docs/toy-language.md)"))
-
-
-def weights_bytes(directory: Path = SHIPPED) -> int:
-    """Bytes of the translator's parameters as float32, from the safetensors header (no tensor is read)."""
-    return FLOAT32 * sum(math.prod(shape) for shape in weight_shapes(directory).values())
+    return check_shipped(directory, FILES, "python -m training.train",
+                         Later(N_("trained by this project on its toy language (docs/toy-language.md)")))
 
 
 def footprint(directory: Path = SHIPPED) -> int:
