@@ -13,7 +13,15 @@ from locales import N_
 from model.facts import BERT, ModelFacts
 from model.layers import ACTIVATIONS, EncoderLayer
 from model.loading import checkpoint
-from model.loading.checkpoint import CONFIG, CheckpointError, convert_hf_state_dict, hf_name, out_of_memory, size_text
+from model.loading.checkpoint import (
+    CONFIG,
+    CheckpointError,
+    check_shape,
+    convert_hf_state_dict,
+    hf_name,
+    out_of_memory,
+    size_text,
+)
 from model.masks import hf_padding_mask
 from model.messages import Later
 from model.positional import LearnedPositionalEmbedding
@@ -246,11 +254,5 @@ def check_shapes(config: BertConfig, state: dict) -> tuple[bool, bool]:
         got = state.get(name)
         if got is None and name == "mlm_head.decoder.weight":  # absent: tied to the word embeddings
             got = state.get("embeddings.word_embeddings.weight")
-        if got is None:
-            raise CheckpointError(Later(N_("the checkpoint has no tensor for {name}"), name=repr(hf_name(name))))
-        shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
-        if shape != expected:
-            raise CheckpointError(Later(N_("tensor {name} has shape {shape}, but {file} implies {expected}"),
-                                        name=repr(hf_name(name)), shape=str(shape), file=CONFIG,
-                                        expected=str(expected)))
+        check_shape(hf_name(name), got, expected)
     return pooler, mlm_head

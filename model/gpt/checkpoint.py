@@ -11,7 +11,7 @@ from torch import Tensor
 from locales import N_
 from model.gpt.config import GPTConfig
 from model.loading import checkpoint
-from model.loading.checkpoint import CONFIG, CheckpointError, out_of_memory
+from model.loading.checkpoint import CheckpointError, check_shape, out_of_memory
 from model.messages import Later
 
 _LAYER = {"ln_1": "norm1", "ln_2": "norm2", "attn.c_attn": "self_attn.in_proj", "attn.c_proj": "self_attn.out_proj",
@@ -64,22 +64,11 @@ def convert_state_dict(hf: dict[str, Tensor]) -> dict[str, Tensor]:
 
 def check_shapes(config: GPTConfig, state: dict):
     """Raises CheckpointError naming, by its Hugging Face name, the first tensor missing or of another shape."""
-    for name, expected in config.parameter_shapes().items():
-        got = state.get(name)
-        if got is None:
-            raise CheckpointError(Later(N_("the checkpoint has no tensor for {name}"), name=repr(hf_name(name))))
-        shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
-        if shape != expected:
-            raise CheckpointError(Later(N_("tensor {name} has shape {shape}, but {file} implies {expected}"),
-                                        name=repr(hf_name(name)), shape=str(shape), file=CONFIG,
-                                        expected=str(expected)))
-    tied = state.get(TIED)
-    if tied is not None and (tuple(tied.shape) if isinstance(tied, Tensor) else tuple(tied)) != \
-            config.parameter_shapes()["wte.weight"]:
-        raise CheckpointError(Later(N_("tensor {name} has shape {shape}, but {file} implies {expected}"),
-                                    name=repr(TIED), shape=str(tuple(tied.shape) if isinstance(tied, Tensor)
-                                                                else tuple(tied)),
-                                    file=CONFIG, expected=str(config.parameter_shapes()["wte.weight"])))
+    shapes = config.parameter_shapes()
+    for name, expected in shapes.items():
+        check_shape(hf_name(name), state.get(name), expected)
+    if TIED in state:  # the output, if the file has it: the token embedding's shape
+        check_shape(TIED, state[TIED], shapes["wte.weight"])
 
 
 def hf_name(ours: str) -> str:

@@ -244,6 +244,17 @@ def _check_packable(names: tuple[str, ...], shapes: list[tuple[int, ...]]):
             raise CheckpointError(f"tensor {name!r} has shape {shape}, but {names[0]!r} has {shapes[0]}")
 
 
+def check_shape(name: str, got, expected: tuple[int, ...]) -> None:
+    """Raises CheckpointError, naming the tensor by `name` (its Hugging Face name), when got (a tensor, a shape, or
+    None) is missing or not of the expected shape."""
+    if got is None:
+        raise CheckpointError(Later(N_("the checkpoint has no tensor for {name}"), name=repr(name)))
+    shape = tuple(got.shape) if isinstance(got, Tensor) else tuple(got)
+    if shape != expected:
+        raise CheckpointError(Later(N_("tensor {name} has shape {shape}, but {file} implies {expected}"),
+                                    name=repr(name), shape=str(shape), file=CONFIG, expected=str(expected)))
+
+
 def hf_name(ours: str) -> str:
     """Our parameter name -> the Hugging Face name a user would look for in the checkpoint."""
     parts = ours.split(".")
