@@ -79,6 +79,24 @@ def read_latest(directory: Path) -> tuple[int, dict[str, torch.Tensor]] | None:
         return None
 
 
+def add_options(parser) -> None:
+    """A training command's options for a run another process watches: --progress, --weights-every, --nice,
+    --remove-if-orphaned."""
+    parser.add_argument("--progress", type=Path, help="write progress here as JSON lines (training/progress.py)")
+    parser.add_argument("--weights-every", type=int, default=0,
+                        help="with --progress: the latest weights to latest.safetensors every this many steps")
+    parser.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by this much")
+    parser.add_argument("--remove-if-orphaned", action="store_true",
+                        help="with --progress: if the process that started this one goes, delete --out and stop")
+
+
+def from_options(args) -> "Progress | None":
+    """What add_options asked for: the process's priority lowered, and the Progress to write (None without
+    --progress)."""
+    lower_priority(args.nice)
+    return Progress(args.progress, args.weights_every) if args.progress else None
+
+
 def lower_priority(nice: int) -> None:
     """Yield the CPU to everything else on the machine (the app's own server first)."""
     if nice > 0 and hasattr(os, "nice"):

@@ -31,8 +31,9 @@ from model.translator import SHIPPED, Translator, TranslatorConfig
 from model.translator.decoding import batch_of, generate, words_of
 from model.translator.snapshots import METRICS, SNAPSHOT_SENTENCES, SNAPSHOTS
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens, same_translation
+from training import progress as progress_options
 from training import toy_language
-from training.progress import Progress, lower_priority, orphan_exit
+from training.progress import Progress, orphan_exit
 
 SNAPSHOT_STEPS = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400)  # and the last step: where it learns
 TRAINING_FORMS = {toy_language.STATEMENT: 0.45, toy_language.QUESTION: 0.45, toy_language.NEGATION: 0.1}
@@ -191,14 +192,9 @@ def parse(argv=None):
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--smoke", action="store_true", help="a tiny model for 60 steps: checks the loop, not the model")
-    p.add_argument("--progress", type=Path, help="write progress here as JSON lines (training/progress.py)")
-    p.add_argument("--weights-every", type=int, default=0,
-                   help="with --progress: the latest weights to latest.safetensors every this many steps")
     p.add_argument("--no-snapshots", dest="snapshots", action="store_false",
                    help="no snapshots.safetensors (nor their evaluations): a quicker run")
-    p.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by this much")
-    p.add_argument("--remove-if-orphaned", action="store_true",
-                   help="with --progress: if the process that started this one goes, delete --out and stop")
+    progress_options.add_options(p)
     args = p.parse_args(argv)
     if args.smoke:
         args.steps, args.warmup, args.d_model, args.d_ff = 60, 10, 32, 64
@@ -208,8 +204,7 @@ def parse(argv=None):
 
 def main(argv=None) -> int:
     args = parse(argv)
-    lower_priority(args.nice)
-    log = Progress(args.progress, args.weights_every) if args.progress else None
+    log = progress_options.from_options(args)
     result = train(args, log)
     write(result, args.out)
     m = result["metrics"]

@@ -31,7 +31,8 @@ from model.gpt.ablation import ablations, circuit, sentence_loss
 from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, save
 from training import gpt_data
-from training.progress import Progress, lower_priority, orphan_exit
+from training import progress as progress_options
+from training.progress import Progress, orphan_exit
 
 HELD_OUT, HELD_OUT_SEED = 2000, 99  # single toy sentences of the held-out split
 SNAPSHOT_COUNT = 16
@@ -209,13 +210,8 @@ def parse(argv=None):
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--smoke", action="store_true", help="a tiny model for 40 steps: checks the loop, not the model")
-    p.add_argument("--progress", type=Path, help="write progress here as JSON lines (training/progress.py)")
-    p.add_argument("--weights-every", type=int, default=0,
-                   help="with --progress: the latest weights to latest.safetensors every this many steps")
     p.add_argument("--no-snapshots", dest="snapshots", action="store_false", help="no snapshots.safetensors")
-    p.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by this much")
-    p.add_argument("--remove-if-orphaned", action="store_true",
-                   help="with --progress: if the process that started this one goes, delete --out and stop")
+    progress_options.add_options(p)
     args = p.parse_args(argv)
     if args.smoke:
         args.steps, args.d_model, args.held_out, args.eval_every, args.decay_from = 40, 32, 100, 10, 30
@@ -224,8 +220,7 @@ def parse(argv=None):
 
 def main(argv=None) -> int:
     args = parse(argv)
-    lower_priority(args.nice)
-    log = Progress(args.progress, args.weights_every) if args.progress else None
+    log = progress_options.from_options(args)
     result = train(args, log)
     write(result, args.out)
     m = result["metrics"]

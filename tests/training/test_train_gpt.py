@@ -106,3 +106,15 @@ def test_the_docs_figures_come_from_the_shipped_metrics_file():
     metrics = json.loads((SHIPPED / METRICS).read_text())
     docs = (SHIPPED.parents[2] / "docs" / "gpt.md").read_text(encoding="utf-8")
     assert train_gpt.readme_figures(metrics) in docs
+
+
+def test_a_watched_run_writes_its_progress_and_trains_the_same_weights(smoke, tmp_path):
+    out = tmp_path / "watched"
+    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3", "--no-snapshots", "--progress",
+                           str(tmp_path / "progress.jsonl"), "--weights-every", "20"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
+    kinds = [line["kind"] for line in lines]
+    assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("step") == 40 and kinds.count("weights") == 2
+    assert [line["step"] for line in lines if line["kind"] == "evaluation"] == [0, 10, 20, 30, 40]
+    again, first = load_file(out / "model.safetensors"), load_file(smoke / "model.safetensors")
+    assert all(torch.equal(again[k], first[k]) for k in first)
