@@ -26,6 +26,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
+from model.gpt.ablation import mean_nll  # noqa: E402
 from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, repeat_probes  # noqa: E402
 from model.gpt.toy import METRICS, SHIPPED  # noqa: E402
 from training import gpt_data, train_gpt  # noqa: E402
@@ -46,16 +47,6 @@ class Reference(nn.Module):
         x = self.tok(ids) + self.pos.weight[:T]
         x = self.blocks(x, mask=nn.Transformer.generate_square_subsequent_mask(T), is_causal=True)
         return x @ self.tok.weight.T  # (B, T, V)
-
-
-def sentence_loss(model, rows) -> float:
-    """Nats per word of words 2..n, each sentence read alone (padded on the right: no word sees a later one)."""
-    width = max(len(r) for r in rows)
-    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
-    valid = torch.tensor([[t < len(r) - 1 for t in range(width - 1)] for r in rows])
-    with torch.inference_mode():
-        nll = F.cross_entropy(model(ids)[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")
-    return float(nll[valid].mean())
 
 
 def train_reference(metrics: dict, seconds: float) -> tuple[Reference, int]:
@@ -102,7 +93,7 @@ def main() -> None:
     probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
     with torch.inference_mode():
         ref_copy = copy_accuracy(reference(probes), probes)
-    ref_loss = sentence_loss(reference, rows)
+    ref_loss = mean_nll(reference, rows)
     print(f"same recipe (seed {metrics['seed']}, {metrics['threads']} threads), same wall time: {seconds} s")
     print("| model | steps | held-out loss (nats/word) | copy accuracy |\n|---|---:|---:|---:|")
     print(f"| ours (model.gpt, `python -m training.train_gpt`) | {metrics['steps']} | {last['held_out_loss']:.3f} | "

@@ -8,7 +8,7 @@ copying almost whole and only the pair breaks it. `circuit` finds, per layer, th
 whose loss breaks copying (copy accuracy at most BROKEN), the set that costs the sentences least.
 """
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -20,10 +20,10 @@ from model.gpt.probes import copy_accuracy
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
 
 
-def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = (), batch: int = 1024) -> float:
-    """Mean negative log-likelihood (nats per word) of words 2..n of each sentence, each read alone, with `heads`
-    switched off; every predicted word weighs the same."""
-    heads = tuple(heads)
+def mean_nll(logits: Callable[[Tensor], Tensor], rows: Sequence[Sequence[int]], batch: int = 1024) -> float:
+    """Mean negative log-likelihood (nats per word) of words 2..n of each sentence, each read alone; every predicted
+    word weighs the same. logits: ids (b, T) padded on the right -> (b, T, V), from a causal model (so no word sees the
+    padding after it)."""
     total, count = 0.0, 0
     with torch.inference_mode():
         for start in range(0, len(rows), batch):
@@ -31,11 +31,16 @@ def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = 
             lengths = torch.tensor([len(r) for r in chunk])
             ids = torch.nn.utils.rnn.pad_sequence([torch.tensor(r, dtype=torch.long) for r in chunk], batch_first=True)
             valid = torch.arange(ids.size(1) - 1)[None] < (lengths - 1)[:, None]  # (b, T-1): words 2..n
-            nll = torch.nn.functional.cross_entropy(logits_of(model, ids, heads)[:, :-1].transpose(1, 2), ids[:, 1:],
-                                                    reduction="none")
+            nll = torch.nn.functional.cross_entropy(logits(ids)[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")
             total += float(nll[valid].sum())
             count += int(valid.sum())
     return total / count
+
+
+def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = (), batch: int = 1024) -> float:
+    """mean_nll of the GPT with `heads` switched off."""
+    heads = tuple(heads)
+    return mean_nll(lambda ids: logits_of(model, ids, heads), rows, batch)
 
 
 def probe_accuracy(model, probes: Tensor, heads: Iterable[Head] = ()) -> float:
