@@ -10,7 +10,7 @@ from safetensors.torch import save_file
 from torch import Tensor
 
 from model.facts import SpecialTokens
-from model.gpt.checkpoint import _CONV1D, _LAYER, _TOP, read_config
+from model.gpt.checkpoint import hf_name, our_name, read_config
 from model.gpt.config import GPTConfig
 from model.gpt.model import GPT
 from model.gpt.vocabulary import SEPARATOR, SEPARATOR_ID, UNK, UNK_ID, WordVocabulary
@@ -31,23 +31,11 @@ def hf_config(config: GPTConfig) -> dict:
 
 def hf_state_dict(model: GPT) -> dict[str, Tensor]:
     """Our parameters under GPT-2's names and layout (Conv1D weights (in, out)): what checkpoint.load reads back."""
-    ours_to_hf = {v: k for k, v in _LAYER.items()}
     out = {}
     for name, tensor in model.state_dict().items():
-        prefix = name.split(".")[0] if not name.startswith("encoder.norm") else "encoder.norm"
-        top = {v: k for k, v in _TOP.items()}.get(prefix)
-        if top is not None:
-            out[f"transformer.{top}.{name.rsplit('.', 1)[1]}"] = tensor
-            continue
-        parts = name.split(".")  # encoder.layers.{i}.{inner...}.{leaf}
-        inner, leaf = ".".join(parts[3:-1]), parts[-1]
-        if inner == "self_attn" and leaf.startswith("in_proj_"):
-            hf_inner, leaf = "attn.c_attn", leaf.removeprefix("in_proj_")
-        else:
-            hf_inner = ours_to_hf[inner]
-        transposed = hf_inner in _CONV1D and leaf == "weight"
-        out[f"transformer.h.{parts[2]}.{hf_inner}.{leaf}"] = tensor.T if transposed else tensor
-    return {k: v.detach().contiguous() for k, v in out.items()}
+        hf = hf_name(name)
+        out[hf] = (tensor.T if our_name(hf)[1] else tensor).detach().contiguous()  # [1]: a Conv1D weight
+    return out
 
 
 def save(model: GPT, vocabulary: WordVocabulary | None, directory: Path):

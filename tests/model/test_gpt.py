@@ -8,6 +8,7 @@ from bert_checkpoints import as_binary
 from gpt_checkpoints import SIZES, edit_config, reference, save_tiny_gpt2
 
 from model.gpt import GPT, GPTConfig
+from model.gpt.toy import save
 from model.loading.checkpoint import CheckpointError
 from model.masks import is_blocked
 
@@ -140,3 +141,14 @@ def test_the_config_is_one_small_dataclass():
     assert {f.name for f in dataclasses.fields(GPTConfig)} == {
         "vocab_size", "n_positions", "n_embd", "n_layer", "n_head", "n_inner", "activation_function",
         "layer_norm_epsilon", "dropout"}
+
+
+def test_a_gpt_saved_as_gpt2_reads_back_the_same_in_both_libraries(tmp_path, h):
+    torch.manual_seed(2)
+    model = GPT(GPTConfig(vocab_size=30, n_positions=12, n_embd=24, n_layer=2, n_head=3, n_inner=40)).eval()
+    save(model, None, tmp_path)
+    ids, _ = batch(30, 12, "none")
+    with torch.no_grad():
+        want = model(ids).logits
+        h.close(GPT.from_pretrained(tmp_path)(ids).logits, want, 0)
+        h.close(reference(tmp_path)(ids).logits, want, 1e-5)
