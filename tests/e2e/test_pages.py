@@ -82,8 +82,13 @@ def slider(page, label):
     """A slider by the label shown above it: a chart's own (views/charts/head_chart.py: the heatmap's Layer and Head for
     a short text), else a Streamlit slider's thumb."""
     own = page.locator(".attnviz-heads").get_by_role("slider", name=label, exact=True)
-    streamlits = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
-    return own if own.count() else streamlits
+    return own if own.count() else streamlit_slider(page, label)
+
+
+def streamlit_slider(page, label):
+    """A Streamlit slider's thumb by its label: for a page that has no chart of its own sliders, where the previous
+    page's chart may still be on screen while this one draws."""
+    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
 
 
 def test_slider_moves_redraw_the_map_and_the_link(page, server):
@@ -109,8 +114,11 @@ def test_slider_positions_carry_to_another_page_and_move_on_there(page, server):
     slider(page, "Head").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 1')", timeout=TIMEOUT)
     page.get_by_role("link", name=re.compile("All heads")).click()
+    page.wait_for_url(re.compile("/all-heads"), timeout=TIMEOUT)
+    # the all-heads page's own slider, not the heatmap's chart still on screen while the page changes
+    streamlit_slider(page, "Head").wait_for(timeout=TIMEOUT)
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 1')", timeout=TIMEOUT)  # the preview of that head
-    slider(page, "Head").press("ArrowRight")
+    streamlit_slider(page, "Head").press("ArrowRight")
     page.wait_for_selector(".gtitle:has-text('Layer 1, head 2')", timeout=TIMEOUT)
     page.wait_for_function("() => location.pathname.endsWith('/all-heads') && location.search.includes('head=2')"
                            " && location.search.includes('layer=1')", timeout=TIMEOUT)
