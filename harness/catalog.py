@@ -139,11 +139,13 @@ def unmarked(text: str, data_words: set[str]) -> list[str]:
 
 
 def data_words(at) -> set[str]:
-    """Words of what the visitor typed (the sentence boxes) and of the tokens: data, not interface."""
+    """Words of what the visitor typed (the sentence boxes), of the example texts a page offers to type (its buttons
+    keyed example-...), and of the tokens: data, not interface."""
     words: set[str] = set()
-    for box in [*at.text_area, *at.text_input]:
-        words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z_'-]*", box.value or ""))
-        words.update(w.lower() for w in re.findall(r"[A-Za-z]+", box.value or ""))  # word pieces: didn ' t
+    examples = [b.label for b in at.button if str(b.key or "").startswith("example-")]
+    for text in [*(box.value for box in [*at.text_area, *at.text_input]), *examples]:
+        words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z_'-]*", text or ""))
+        words.update(w.lower() for w in re.findall(r"[A-Za-z]+", text or ""))  # word pieces: didn ' t
     return words
 
 

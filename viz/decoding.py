@@ -6,6 +6,7 @@ import numpy as np
 
 from locales import _
 from viz.attention import axis_labels, heatmap_spec
+from viz.compare import outlined
 from viz.labels import tick_angle
 from viz.spec import FigureSpec
 
@@ -13,10 +14,10 @@ BLOCKED_GREY = "#c8c8c8"
 BAR_BLUE, CHOSEN_ORANGE, CUT_GREY = "#3b6ea8", "#e4572e", "#b4b4b4"
 
 
-def causal_step_spec(probs, inputs, step: int, title: str) -> FigureSpec:
+def causal_step_spec(probs, inputs, step: int, title: str, outline: bool = False) -> FigureSpec:
     """The decoder's self-attention (T, T) of a whole decoding, as it stands at `step`: rows up to `step` (the words
     read so far) with their probabilities, the later keys of each row grey (the causal mask blocks them), and the
-    rows after `step` empty (not written yet)."""
+    rows after `step` empty (not written yet). outline: a box around row `step`, the row this step adds."""
     z = np.array(probs, dtype=np.float32)
     T = z.shape[0]
     rows, cols = np.indices((T, T))
@@ -29,7 +30,7 @@ def causal_step_spec(probs, inputs, step: int, title: str) -> FigureSpec:
     data.append({"type": "heatmap", "z": blocked, "x": labels, "y": labels, "showscale": False,
                  "colorscale": [[0, BLOCKED_GREY], [1, BLOCKED_GREY]], "hoverongaps": False,
                  "hovertemplate": _("query: %{y}<br>key: %{x}<br>blocked: a later word") + "<extra></extra>"})
-    return FigureSpec(data, layout)
+    return outlined(FigureSpec(data, layout), step if outline else None, T)
 
 
 def source_row_spec(row, src_tokens, title: str) -> FigureSpec:

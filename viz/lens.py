@@ -8,9 +8,11 @@ import plotly.graph_objects as go
 from locales import _
 
 
-def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str) -> go.Figure:
+def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str, columns: str | None = None,
+                hover: str | None = None) -> go.Figure:
     """chosen_p (layers, T), top_words (layers, T, k) strings, top_p (layers, T, k), chosen_rank (layers, T),
-    steps (T,) the column labels (the word each step wrote)."""
+    steps (T,) the column labels (the word each step wrote). columns: the columns' axis title; hover: a cell's hover
+    template (by default both say decoding steps and the word the decoder wrote)."""
     chosen_p = np.asarray(chosen_p, dtype=np.float32)
     layers, t = chosen_p.shape
     top_words = [[[html.escape(w, quote=False) for w in cell] for cell in row] for row in top_words]
@@ -22,10 +24,11 @@ def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str) -> g
         z=chosen_p, x=[f"{i + 1}: {html.escape(w, quote=False)}" for i, w in enumerate(steps)],
         y=[_("layer {n}").format(n=n) for n in range(layers)], zmin=0.0, zmax=1.0, colorscale="Viridis",
         text=text, texttemplate="%{text}", customdata=custom, colorbar={"thickness": 12, "title": {"text": "p"}},
-        hovertemplate=_("%{y}, step %{x}<br>the word written: p = %{z:.3f}, rank %{customdata[1]}<br>"
-                        "top words:<br>%{customdata[0]}<extra></extra>")))
+        hovertemplate=hover or _("%{y}, step %{x}<br>the word written: p = %{z:.3f}, rank %{customdata[1]}<br>"
+                                 "top words:<br>%{customdata[0]}<extra></extra>")))
     fig.update_layout(title={"text": title, "font": {"size": 14}}, height=max(260, 70 * layers + 150),
                       margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      xaxis={"title": _("step: the word the decoder wrote"), "type": "category", "tickangle": -30},
+                      xaxis={"title": columns or _("step: the word the decoder wrote"), "type": "category",
+                             "tickangle": -30},
                       yaxis={"type": "category"})
     return fig

@@ -74,9 +74,11 @@ def _heads(x: Tensor, nh: int) -> Tensor:
     return x.view(B, t, nh, E // nh).transpose(1, 2)
 
 
-def extend(model, ids: Tensor, cache: Cache | None = None, off: HeadsOff | None = None):
+def extend(model, ids: Tensor, cache: Cache | None = None, off: HeadsOff | None = None,
+           outputs: list | None = None):
     """Read ids (B, t) after what the cache holds. Returns (logits (B, t, V), the cache with these words, and each
-    layer's attention rows of the new words (B, nh, t, S), S = words read so far)."""
+    layer's attention rows of the new words (B, nh, t, S), S = words read so far). outputs: a list that gets each
+    layer's output (B, t, E), before the final norm (the logit lens reads them)."""
     cache = cache or Cache()
     past, t = cache.length, ids.size(1)
     if past + t > model.max_positions:
@@ -98,6 +100,8 @@ def extend(model, ids: Tensor, cache: Cache | None = None, off: HeadsOff | None 
             context = context * keep[:, None, None]
         x = x + attn.out_proj(context.transpose(1, 2).reshape(x.shape))
         x = x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
+        if outputs is not None:
+            outputs.append(x)
         keys.append(k)
         values.append(v)
         rows.append(probs)

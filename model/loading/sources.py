@@ -127,6 +127,17 @@ def packaged_model_dir() -> Path | None:
     return Path(spec.origin).parent / "model"
 
 
+def is_language_model(source: ModelSource) -> bool:
+    """A decoder-only language model: the toy GPT, or a GPT-2 checkpoint (whose directory is readable)."""
+    if source.kind == SourceKind.GPT:
+        return True
+    if source.kind not in (SourceKind.DIRECTORY, SourceKind.HF_CACHE) or source.path is None:
+        return False
+    with contextlib.suppress(CheckpointError, OSError, ValueError):
+        return architecture(source.path) == GPT2
+    return False
+
+
 def list_sources(environ=os.environ) -> list[ModelSource]:
     """Every model the app could offer, available or not (with the reason); the default first."""
     packaged = packaged_model_dir()

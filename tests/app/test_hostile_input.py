@@ -32,11 +32,12 @@ class Page:
     link: dict = field(default_factory=dict)  # what every link of this probe carries (a model)
     translates: bool = False  # the translator reads the text: characters it has never seen get a warning
     chinese_only: bool = False  # a text without a Chinese character gets a message instead of charts
+    toy_words: bool = False  # the toy GPT reads the text word by word: words it has never seen get a warning
 
     @property
     def reads_model(self) -> bool:
-        """It has the model picker (?model=): the frame's, or the encoder-decoder page's own."""
-        return registry.MODEL in registry.by_path(self.path).needs or self.path == "encoder-decoder"
+        """It has the model picker (?model=): the frame's, or the encoder-decoder or language model page's own."""
+        return registry.MODEL in registry.by_path(self.path).needs or self.path in ("encoder-decoder", "language-model")
 
     @property
     def id(self) -> str:
@@ -79,6 +80,11 @@ PAGES = [
               {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"beam": "1"}, {"snap": "7"}),
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
                 "top_p": {"decode": "sample"}, "beam": {"decode": "beam"}, "snap": {"part": "learning"}}),
+    Page("language-model", ("prompt",), "words", "step", toy_words=True,
+         own=({"decode": "beam", "off": "1.9", "part": "nowhere", "step": "-3"},
+              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"probe_seed": "-5", "source": "x"}),
+         opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
+                "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"}}),
 ]
 PAGE_IDS = [p.id for p in PAGES]
 
@@ -192,6 +198,9 @@ def test_unusual_text(page, case):
     else:
         if page.translates:  # none of these texts is the toy language's
             assert unknown_to_the_translator(at) and len(unknown_to_the_translator(at)) == len(at.warning)
+        elif page.toy_words:
+            assert [w.value for w in at.warning if w.value.startswith("The toy GPT has never seen")] == [
+                w.value for w in at.warning] and at.warning
         elif case in ("Chinese and Arabic", "emoji") and registry.RUN in registry.by_path(page.path).needs:  # [UNK]s
             (notice,) = [w.value for w in at.warning]
             assert notice.startswith("The model reads this text in pieces") and "tokens are ` [UNK] `" in notice

@@ -31,6 +31,12 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("translate", {"src": "猫喜欢我们的熊猫"}),  # outside the toy language, an unknown character
     ("translate", {"src": "明天我们在学校有两个小孩子吗"}),  # a held-out sentence
     ("translate", {"src": "我有一只猫" * 14}),  # longer than the translator reads
+    # Language model: each part, sampling, heads switched off, and bad input
+    ("language-model", {"decode": "sample", "temperature": "2", "top_k": "5", "top_p": "0.9", "off": "1.2"}),
+    ("language-model", {"part": "induction"}), ("language-model", {"part": "induction", "source": "text"}),
+    ("language-model", {"part": "induction", "source": "text", "prompt": "the teacher saw"}),  # nothing repeats
+    ("language-model", {"part": "heads", "off": "1.2"}), ("language-model", {"part": "lens", "off": "0.3"}),
+    ("language-model", {"prompt": ""}), ("language-model", {"prompt": "the zebra saw " * 30}),  # unknown, cut
     ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
     ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
                     "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves

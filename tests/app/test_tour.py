@@ -27,7 +27,8 @@ def _links(at: AppTest) -> list[tuple[str, dict[str, str]]]:
 
 def test_the_stops_follow_the_tutorials_and_exist():
     assert [stop.path for stop in tour_stops.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads",
-                                                        "steps", "architecture", "encoder-decoder", "translate"]
+                                                        "steps", "architecture", "encoder-decoder", "translate",
+                                                        "language-model", "language-model"]
     for stop in tour_stops.STOPS:
         registry.by_path(stop.path)
         assert set(map(str, stop.params)) <= registry.link_keys()
@@ -66,7 +67,7 @@ def test_a_stop_of_another_page_shows_no_banner_and_a_bad_stop_a_notice():
     at = _open("heatmap", tour="5")  # stop 5 is the all-heads page
     assert not any("Tour, stop" in m.value for m in at.markdown)
     at = _open("heatmap", tour="99")
-    assert any("tour=99" in w.value and "1 to 9" in w.value for w in at.warning)
+    assert any("tour=99" in w.value and "1 to 11" in w.value for w in at.warning)
     assert not at.exception
 
 

@@ -53,8 +53,8 @@ class Source:
 
     def sizes(self, tiny_config: dict) -> tuple[int, int, int]:
         """(layers, heads, width) of this source's model."""
-        if self.name in ("gpt", "gpt2-dir"):
-            config = json.loads(((gpt_toy.SHIPPED if self.name == "gpt" else tiny_config["gpt2_dir"]) /
+        if self.name.startswith("gpt"):
+            config = json.loads(((gpt_toy.SHIPPED if self.name != "gpt2-dir" else tiny_config["gpt2_dir"]) /
                                  "config.json").read_text())
             return config["n_layer"], config["n_head"], config["n_embd"]
         if self.name == "minilm":
@@ -76,16 +76,19 @@ SOURCES = {s.name: s for s in (
     Source("dir", {"model": f"dir:{TINY_BERT}"}, f"{TINY_BERT} (server directory)", "svg"),
     Source("translator", {"model": "translator", "src": CHINESE, "tgt": ""}, "Translator (trained here", "svg"),
     Source("gpt", {"model": "gpt", "text": TOY_TEXT}, "Toy GPT (trained here", "png", causal=True),
-    Source("gpt2-dir", {"model": f"dir:{TINY_GPT2}", "text": "attention is all you need"},
-           f"{TINY_GPT2} (server directory)", "svg", causal=True),
+    Source("gpt2-dir", {"model": f"dir:{TINY_GPT2}", "text": "attention is all you need",
+                        "prompt": "attention is all you need"}, f"{TINY_GPT2} (server directory)", "svg", causal=True),
+    Source("gpt-lens", {"model": "gpt", "part": "lens"}, "Toy GPT (trained here", "png", causal=True),
 )}
+LANGUAGE_MODEL = "language-model"  # its own picker of language models: the toy GPT and GPT-2 checkpoints
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]  # pages with the model picker
 TRANSLATOR_PAGES = [spec.path for spec in PAGES if spec.translator] + ["encoder-decoder"]
 ONLY_TRANSLATOR = ["translate"]  # pages of the trained translator alone: no model to pick
 NO_MODEL = ["tour"]  # links to the other pages: nothing to download
 RANDOM_PAGES = [spec.path for spec in PAGES
-                if MODEL not in spec.needs and spec.path not in ONLY_TRANSLATOR + NO_MODEL]
-CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s != "translator" or p in TRANSLATOR_PAGES]
+                if MODEL not in spec.needs and spec.path not in [*ONLY_TRANSLATOR, *NO_MODEL, LANGUAGE_MODEL]]
+CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s not in ("translator", "gpt-lens") or p in TRANSLATOR_PAGES]
+         + [pytest.param(LANGUAGE_MODEL, s, id=f"{LANGUAGE_MODEL}-{s}") for s in ("gpt", "gpt2-dir", "gpt-lens")]
          + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")]
          + [pytest.param(p, "translator", id=f"{p}-translator") for p in ["encoder-decoder", *ONLY_TRANSLATOR]])
 
@@ -144,7 +147,7 @@ def open_cell(page, server, path: str, source: Source):
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]').first.inner_text()
     assert "Ignored" not in " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())  # the link applied
-    if path in PICKER_PAGES or path == "encoder-decoder":  # the link's model, not the default
+    if path in [*PICKER_PAGES, "encoder-decoder", LANGUAGE_MODEL]:  # the link's model, not the default
         picked = "Random encoder-decoder" if path == "encoder-decoder" and "random" in source.name else source.picked
         assert page.get_by_role("combobox", name="Model", exact=True).input_value().startswith(picked)
 
@@ -210,7 +213,7 @@ def file_name_start(path: str, source: Source) -> str:
     if path == "translate":
         return "translate_"
     model = {"minilm": "all-MiniLM-L6-v2", "dir": TINY_BERT, "translator": "translator", "gpt": "toy-gpt",
-             "gpt2-dir": TINY_GPT2}.get(
+             "gpt-lens": "toy-gpt", "gpt2-dir": TINY_GPT2}.get(
         source.name, "random-d{d_model}-h{heads}-l{layers}".format(**RANDOM))
     return f"{path}_{model}"
 
@@ -291,6 +294,9 @@ def run_cell(page, dir_server, path: str, source: Source, tiny_config: dict, tok
         check_seq2seq_npz(clicked("Download these attentions (NumPy .npz)", ".npz"), src, tgt, sizes)
     elif path == "translate":
         check_decoding_npz(clicked("Download this decoding (NumPy .npz)", ".npz"), sizes)
+    elif path == LANGUAGE_MODEL and source.name != "gpt-lens":
+        check_writing_npz(clicked("Download this writing (NumPy .npz)", ".npz"), sizes)
+        check_distribution_csv(clicked("Download step 0's distribution (CSV)", "_step0", ".csv"))
     for label in download_labels(page):  # the rest of the page's files (the views': lines, neurons, atlas...)
         if label not in opened:
             check_any_file(clicked(label))
@@ -326,6 +332,31 @@ def check_any_file(path: Path) -> None:
             arrays = {name: npz[name] for name in npz.files}
         assert arrays and all(a.dtype.kind in "biufU" for a in arrays.values()), (path.name, {
             name: a.dtype for name, a in arrays.items()})
+
+
+def check_writing_npz(path: Path, sizes: tuple[int, int, int]) -> None:
+    """The Language model page's writing: every token read, the words written greedily, each step's candidates (the
+    chosen word first) and every attention map, causal (NaN above the diagonal), each row summing to 1."""
+    layers, heads, _ = sizes
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = dict(npz)
+    P, words = int(arrays["prompt_tokens"]), arrays["words"].tolist()
+    T = P + len(words) - 1
+    assert len(arrays["tokens"]) == T and arrays["candidates"][:, 0].tolist() == words  # greedy
+    assert arrays["attentions"].shape == (layers, heads, T, T)
+    np.testing.assert_allclose(np.nansum(arrays["attentions"], axis=-1), 1.0, atol=1e-5)
+    assert np.isnan(arrays["attentions"][..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]]).all()
+    assert (np.diff(arrays["candidate_probs"], axis=1) <= 1e-7).all()
+
+
+def check_distribution_csv(path: Path) -> None:
+    """One step's ten most likely next words, most likely first, the greedy choice marked."""
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+    assert rows[0] == ["rank", "word", "probability", "probability_before_cuts", "chosen"] and len(rows) == 11
+    assert [int(r[0]) for r in rows[1:]] == list(range(1, 11)) and rows[1][4] == "1"
+    assert all(float(a[2]) >= float(b[2]) for a, b in zip(rows[1:], rows[2:]))
 
 
 def check_decoding_npz(path: Path, sizes: tuple[int, int, int]) -> None:

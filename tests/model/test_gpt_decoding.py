@@ -106,3 +106,14 @@ def test_the_logit_lens_s_last_layer_is_the_model_s_own_distribution(model, h):
     assert torch.equal(lens.final, own.argmax(-1)) and torch.equal(lens.predicted[-1], lens.final)
     h.close(lens.final_p[-1], own.max(-1).values, 1e-6)
     assert bool((lens.probs.sum(-1) - 1).abs().max() < 1e-5)
+
+
+def test_the_logit_lens_with_heads_off_ends_in_the_ablated_model_s_distribution(model, h):
+    ids = torch.randint(0, 23, (12,), generator=torch.Generator().manual_seed(6))
+    with torch.inference_mode():
+        lens = logit_lens(model, ids, ((1, 2), (0, 1)))
+        ablated = torch.softmax(logits_of(model, ids[None], ((1, 2), (0, 1)))[0], -1)
+        whole = logit_lens(model, ids)
+    h.close(lens.probs[-1], ablated, 1e-6)
+    assert (lens.probs[-1] - whole.probs[-1]).abs().max() > 1e-3  # the heads made a difference
+    h.close(logit_lens(model, ids, ((1, 2),)).probs[0], whole.probs[0], 1e-6)  # a layer-1 head leaves layer 0 alone

@@ -81,6 +81,11 @@ PAGES: tuple[PageSpec, ...] = (
              "decoding, see where each word looks, switch heads off, and watch it learn."),
              params=frozenset({"off", "part", "snap", "tgt", "step", "beam", "decode", "draw", "temperature", "top_k",
                                "top_p"})),
+    PageSpec("language-model", N_("Language model"), ":material/edit_note:", "views.language_model.page",
+             N_("A GPT writes the next word: see the words it weighs and where each word it writes looks, watch an "
+                "induction head copy from context, switch heads off, and watch the induction head form in training."),
+             params=frozenset({"prompt", "words", "off", "part", "step", "decode", "draw", "temperature", "top_k",
+                               "top_p", "probe_seed", "source", "snap"})),
     PageSpec("lines", N_("Line view"), ":material/linear_scale:", "views.pages.lines",
              N_("Tokens in two columns, a line from each query (left) to the keys it attends to (right), darker for "
                 "more attention, one colour per head. Click a token to bring out its lines and its row."), _ALL,

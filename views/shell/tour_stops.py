@@ -18,6 +18,7 @@ NAME = "tour"  # ?tour=k: the stop this page is (1-based)
 _SENTENCE = PROBES[0][0]  # the default sentence: `it` refers to `animal`
 _LAYER, _HEAD = SHOWCASE["all-MiniLM-L6-v2"]  # the head measured best at it -> animal
 _IT = 10  # the token `it` in _SENTENCE ([CLS] the animal didn ' t cross the street because it ...)
+_GPT_PROMPT = "the teacher saw two red birds at school . the teacher saw"  # a sentence, then its start again
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,17 @@ STOPS: tuple[Stop, ...] = (
          N_("Step through the decoding: at each step the decoder reads the words written so far, looks at the "
             "source, and the softmax over the vocabulary chooses the next word: I, have, a, cat."),
          {"src": "我有一只猫", "part": "steps"}),
+    Stop("language-model", N_("A language model writes the next word"),
+         N_("A GPT is a decoder alone: it reads the words so far with causal self-attention and scores every word "
+            "of its vocabulary for the next one. Press Next: it writes a word, reads it, and goes on. The outlined "
+            "row is the word just read; the bars are the next word's probabilities."),
+         {"model": SourceKey.GPT, "part": "next", "prompt": _GPT_PROMPT}),
+    Stop("language-model", N_("An induction head copies from context"),
+         N_("Twelve random words, then the same twelve again: the first copy cannot be predicted, the second almost "
+            "always is. A head in layer 0 looks at the previous word; a head in layer 1 uses that to look at the "
+            "word after the earlier occurrence of the current one, and copies it: the stripe below the diagonal. "
+            "Switch it off in the sidebar and copying falls."),
+         {"model": SourceKey.GPT, "part": "induction", "source": "probe"}),
 )
 
 

@@ -10,8 +10,9 @@ from locales import _
 from views.charts.mounted import show_chart
 from views.shell.markdown import code, plain
 from views.translate.page import Translate
-from views.translate.run import decoded, download, translation_line, way_controls, which_heads
+from views.translate.run import decoded, download, translation_line
 from views.widgets import state
+from views.widgets.decoding import way_controls, which_heads
 from views.widgets.pickers import layer_head, pick
 from viz.attention import heatmap_spec
 

@@ -24,8 +24,8 @@ from views.shell.markdown import plain
 from views.shell.reading import unknown_notice
 from views.translate.learning import snapshot_translator, snapshots
 from views.translate.page import Translate
-from views.translate.run import which_heads
 from views.widgets import state
+from views.widgets.decoding import which_heads
 from views.widgets.pickers import MAX_TEXT_CHARS, layer_head, pick
 from viz.attention import heatmap_spec
 from viz.forcing import forcing_grid

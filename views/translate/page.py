@@ -18,6 +18,7 @@ from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.reading import unknown_notice
 from views.widgets import state
+from views.widgets.decoding import PLAY_EVERY
 from views.widgets.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
 
 # ?part= -> (label, module): each module has section(t: Translate)
@@ -37,7 +38,6 @@ HEAD_NAMES = {"encoder": N_("encoder self-attention · layer {layer} · head {he
 # a statement, a reordering (the time word goes last), a question, a negation
 EXAMPLES = ("我有一只猫", "昨天我买了一本书", "明天老师在公园看见三只小鸟吗", "他不喜欢狗")
 PLAYING = "_translate_playing"  # session key: the step part is playing (its fragment reruns by itself)
-PLAY_EVERY = 1.0  # seconds per step while playing
 
 
 @dataclass(frozen=True)

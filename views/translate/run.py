@@ -6,53 +6,17 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import streamlit as st
 import torch
 
-from locales import N_, _
-from model.sampling import Sampling
+from locales import _
 from model.translator.decoding import beam_search, generate
 from model.translator.vocabulary import BOS, EOS_ID, english_text
 from runtime.model_thread import on_model_thread
 from runtime.models import loaded_translator
 from views.shell.errors import cached
 from views.shell.markdown import plain
-from views.widgets import downloads, state
-
-GREEDY, SAMPLE, BEAM = "greedy", "sample", "beam"
-WAYS = {GREEDY: N_("Greedy"), SAMPLE: N_("Sampling"), BEAM: N_("Beam search")}
-# a sampling's description by its cuts (top-k, top-p): each a whole phrase
-SAMPLINGS = {(False, False): N_("sampling, T = {temperature}, seed {seed}"),
-             (True, False): N_("sampling, T = {temperature}, top-k {top_k}, seed {seed}"),
-             (False, True): N_("sampling, T = {temperature}, top-p {top_p}, seed {seed}"),
-             (True, True): N_("sampling, T = {temperature}, top-k {top_k}, top-p {top_p}, seed {seed}")}
-TOP_WORDS = 10  # candidates shown for the next word
-# model.translator.decoding.Sampling: softmax(z / T)
-TEMPERATURE_FORMULA = r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}"
-
-
-@dataclass(frozen=True)
-class Way:
-    """How the next word is chosen."""
-
-    kind: str = GREEDY
-    temperature: float = 1.0
-    top_k: int = 0  # 0: no cut
-    top_p: float = 1.0  # 1: no cut
-    seed: int = 0
-    beam: int = 4
-
-    def sampling(self):
-        return Sampling(self.temperature, self.top_k or None, None if self.top_p >= 1 else self.top_p, self.seed)
-
-    def describe(self) -> str:
-        """How the words were chosen, in the session's language."""
-        if self.kind == GREEDY:
-            return _("greedy: the most likely word at each step")
-        if self.kind == BEAM:
-            return _("beam search, {n} prefixes kept").format(n=self.beam)
-        return _(SAMPLINGS[bool(self.top_k), self.top_p < 1]).format(
-            temperature=f"{self.temperature:g}", top_k=self.top_k, top_p=f"{self.top_p:g}", seed=self.seed)
+from views.widgets import downloads
+from views.widgets.decoding import BEAM, SAMPLE, TOP_WORDS, Way
 
 
 @dataclass(frozen=True)
@@ -131,35 +95,6 @@ def decoded(src: str, way: Way, heads_off: tuple) -> Decoded:
     """The decoding of src, computed once per (src, way, heads off) and then shared."""
     return cached(("translate", src, way, tuple(sorted(heads_off))), lambda: compute(src, way, heads_off),
                   _("The translator"))
-
-
-def way_controls() -> Way:
-    """How the next word is chosen (?decode=, and its settings bound to the URL), with the formula it uses."""
-    labels = {way: _(label) for way, label in WAYS.items()}  # translated now: Streamlit formats them again later
-    kind = state.choice(_("Next word by"), "decode", list(WAYS), GREEDY, widget="segmented_control",
-                        format_func=labels.__getitem__)
-    if kind == GREEDY:
-        return Way()
-    if kind == BEAM:
-        return Way(BEAM, beam=state.int_slider(_("Beam width (prefixes kept)"), "beam", 2, 8, 4))
-    row = st.columns(4)
-    temperature = state.float_slider(_("Temperature T"), "temperature", 0.1, 3.0, 1.0, container=row[0], step=0.1)
-    row[0].latex(TEMPERATURE_FORMULA)  # under its slider: what T does to the scores
-    top_k = state.int_slider(_("top-k (0: every word)"), "top_k", 0, 20, 0, container=row[1])
-    top_p = state.float_slider(_("top-p (1: every word)"), "top_p", 0.05, 1.0, 1.0, container=row[2], step=0.05)
-    seed = state.int_slider(_("Seed"), "draw", 0, 99, 0, container=row[3],
-                            help=_("The same seed draws the same words: a sampled translation can be shown again."))
-    st.caption(_("z: the decoder's score of each word. T > 1 flattens the distribution, T < 1 sharpens it (T → 0 is "
-                 "greedy). Then only the top-k most likely words are kept, then the fewest whose probabilities reach "
-                 "top-p, and the kept ones are divided by their sum."))
-    return Way(SAMPLE, round(temperature, 2), top_k, round(top_p, 2), seed)
-
-
-def which_heads(layer: int, head: int, mean: bool) -> str:
-    """"layer 1, head 3" or "layer 1, mean of heads": which map a chart shows."""
-    if mean:
-        return _("layer {layer}, mean of heads").format(layer=layer)
-    return _("layer {layer}, head {head}").format(layer=layer, head=head)
 
 
 def translation_line(way: Way, d: Decoded) -> str:

@@ -2,53 +2,18 @@
 target shifted right), attends to those words only (the causal mask blocks the later ones) and to the Chinese
 characters (cross-attention), and scores every word of its vocabulary for w(t+1). The decoding is computed once
 (views.translate.run); the step, layer and head only pick what is shown."""
-import time
-
 import streamlit as st
 
 from locales import _
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.markdown import code, plain
-from views.translate.page import PLAY_EVERY, PLAYING, Translate
-from views.translate.run import BEAM, SAMPLE, Decoded, decoded, download, translation_line, way_controls, which_heads
+from views.translate.page import PLAYING, Translate
+from views.translate.run import Decoded, decoded, download, translation_line
 from views.widgets import state
+from views.widgets.decoding import BEAM, SAMPLE, step_controls, way_controls, which_heads
 from views.widgets.pickers import layer_head, pick
 from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
-
-
-def _move(delta: int, last: int) -> None:
-    st.session_state["step"] = min(max(st.session_state.get("step", 0) + delta, 0), last)
-
-
-def _advance(last: int) -> None:
-    """While playing: one step further each PLAY_EVERY seconds; at the end, stop (a full rerun leaves the timer)."""
-    now = time.monotonic()
-    if now - st.session_state.get("_play_at", 0.0) < PLAY_EVERY * 0.8:  # a widget's rerun, not the timer's
-        return
-    st.session_state["_play_at"] = now
-    if st.session_state.get("step", 0) >= last:
-        st.session_state[PLAYING] = False
-        st.rerun()
-    _move(1, last)
-
-
-def step_controls(last: int) -> int:
-    """Previous / play / next and the step slider (?step=)."""
-    playing = bool(st.session_state.get(PLAYING))
-    if playing:
-        _advance(last)
-    row = st.container(horizontal=True, vertical_alignment="bottom")
-    row.button(_("Previous"), icon=":material/skip_previous:", on_click=_move, args=(-1, last), disabled=playing)
-    if row.button(_("Pause") if playing else _("Play"), icon=":material/pause:" if playing else ":material/play_arrow:",
-                  help=_("One step every {seconds} s, to the end").format(seconds=f"{PLAY_EVERY:g}")):
-        if not playing and st.session_state.get("step", 0) >= last:
-            st.session_state["step"] = 0
-        st.session_state[PLAYING] = not playing
-        st.session_state["_play_at"] = time.monotonic()
-        st.rerun()  # the whole page: the part is then drawn in the fragment that reruns by itself
-    row.button(_("Next"), icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
-    return state.int_slider(_("Step"), "step", 0, last, 0, container=row, disabled=playing)
 
 
 def chosen_caption(d: Decoded, kind: str, t: int) -> str:
@@ -78,7 +43,7 @@ def section(t: Translate) -> None:
         d = decoded(t.src, way, t.heads_off)
         config = t.loaded.translator.config
         layer, head, mean = layer_head(config.num_layers, config.nhead)
-        step = step_controls(len(d.words) - 1)
+        step = step_controls(len(d.words) - 1, PLAYING)
         state.show_notices()
         st.markdown(translation_line(way, d))
     read = " ".join(plain(w) for w in d.inputs[:step + 1])

@@ -6,7 +6,7 @@ from locales import N_, _
 from model.analysis.showcase import SHOWCASE
 from model.gpt.toy import induction_head
 from model.kinds import SourceKey
-from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig
+from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig, is_language_model
 from model.messages import Later
 from runtime.models import Choice, sources
 from views.widgets import file_names, state
@@ -32,6 +32,17 @@ def model_choice(container=None, translator: bool = False) -> Choice:
     page offers the translator (model.loading.sources.TRANSLATOR; views.shell.registry.PageSpec.translator)."""
     return _picker(container or st.sidebar, [s for s in sources() if translator or s.kind != TRANSLATOR],
                    DEFAULT_KEY, {}, RANDOM_KEY)
+
+
+def language_model_choice(container=None) -> Choice:
+    """The Language model page's model: the toy GPT (the default) or a GPT-2 checkpoint the server has. Bound to
+    ?model= like every page's picker; a link naming a model that is not a language model falls back to the toy GPT."""
+    offered = sorted((s for s in sources() if is_language_model(s)), key=lambda s: s.key != SourceKey.GPT)
+    if not offered:
+        st.error(_("No language model is available on this server: the toy GPT's files are missing (python -m "
+                   "training.train_gpt writes them)."))
+        state.stop()
+    return _picker(container or st.sidebar, offered, SourceKey.GPT, {}, "")
 
 
 def seq2seq_choice(container=None) -> Choice:
@@ -158,14 +169,14 @@ def sentence(label: str | None = None, name: str = "text", default: str = DEFAUL
 
 
 def layer_head(num_layers: int, num_heads: int, label: str | None = None, layer: int = 0, mean: bool = False,
-               containers=None) -> tuple[int, int, bool]:
+               containers=None, head: int = 0) -> tuple[int, int, bool]:
     """The Layer slider (?layer=), the Head slider (?head=) and the Mean of heads toggle (?mean=) of a page whose
     maps are (layers, heads, ...): (layer, head, mean). containers: where each goes (layer, head, mean); default one
-    row of three columns. layer and mean: their defaults."""
+    row of three columns. layer, head and mean: their defaults."""
     layer_box, head_box, mean_box = containers or st.columns([2, 2, 1], vertical_alignment="bottom")
     layer = state.int_slider(label or _("Layer"), "layer", 0, num_layers - 1, layer, container=layer_box)
     mean = state.toggle(_("Mean of heads"), "mean", mean, container=mean_box)
-    head = state.int_slider(_("Head"), "head", 0, num_heads - 1, 0, container=head_box, disabled=mean)
+    head = state.int_slider(_("Head"), "head", 0, num_heads - 1, head, container=head_box, disabled=mean)
     return layer, head, mean
 
 

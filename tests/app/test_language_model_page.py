@@ -1,0 +1,233 @@
+"""The Language model page in Streamlit's AppTest: the toy GPT writes after its prompt (greedy and sampled, every
+control of the writing), a step, layer or head change never runs the model again, the induction circuit found by its
+scores on a probe and on the prompt, heads switched off in every part, the logit lens, a GPT-2 checkpoint with its own
+tokenizer, and bad input as plain messages."""
+import html
+
+import numpy as np
+import pytest
+import torch
+
+from harness import apptest
+from harness.apptest import figures, link_value, plotly_array
+from model.gpt.ablation import probe_accuracy, sentence_loss
+from model.gpt.decoding import generate
+from model.gpt.incremental import logits_of
+from model.gpt.probes import PROBE_LENGTH, PROBE_SEED, PROBES, induction_scores, previous_token_scores, repeat_probes
+from model.gpt.toy import load
+from model.sampling import Sampling
+from runtime import memory
+from views.language_model.page import DEFAULT_PROMPT, PLAYING
+from views.language_model.run import KIND
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load()
+
+
+def open_lm(**params):
+    at = apptest.open_page("language-model", **params)
+    assert not at.exception, at.exception
+    return at
+
+
+def written(at) -> list[str]:
+    (line,) = [m.value for m in at.markdown if m.value.startswith("**Written**")]
+    return [html.unescape(w).strip("\\") for w in line.split("): ", 1)[1].split()]
+
+
+def button(at, label: str):
+    (found,) = [b for b in at.button if b.label == label]
+    return found
+
+
+def notices(at) -> list[str]:
+    return [n.value for n in [*at.warning, *at.info]]
+
+
+def ids_of(vocabulary, text):
+    return torch.tensor(vocabulary.ids(text.split()))
+
+
+def shown(labels) -> list[str]:
+    return [html.unescape(x).rstrip("\u200b\u200c") for x in labels]
+
+
+def test_the_default_prompt_is_written_on_greedily_and_stepped_word_by_word(toy):
+    model, vocabulary = toy
+    at = open_lm()
+    prompt = ids_of(vocabulary, DEFAULT_PROMPT)
+    with torch.inference_mode():
+        want = generate(model, prompt, 10)
+    words = [vocabulary.tokens[i] for i in want.written.tolist()]
+    assert written(at) == words and words[:5] == ["two", "red", "birds", "at", "school"]  # copied from context
+    step = at.slider(key="step")
+    assert (step.value, step.max) == (0, 9)
+    P = prompt.numel()
+    layer, head = int(link_value(at, "layer")), int(link_value(at, "head"))
+    for t in (0, 4, 9):
+        step.set_value(t).run()
+        causal, bars = figures(at)
+        z = plotly_array(causal["data"][0]["z"])
+        row = P - 1 + t
+        assert np.isfinite(z[:row + 1][np.tril_indices(row + 1)]).all() and np.isnan(z[row + 1:]).all()
+        np.testing.assert_allclose(np.nan_to_num(z[row, :row + 1]), want.attentions[layer][head, row, :row + 1],
+                                   atol=6e-5)
+        (box,) = causal["layout"]["shapes"]  # the row this step adds, outlined
+        assert (box["y0"], box["y1"]) == (row - 0.5, row + 0.5)
+        probs = torch.softmax(want.logits[t], -1)
+        top = probs.topk(10)
+        assert shown(bars["data"][0]["y"])[::-1] == [vocabulary.tokens[i] for i in top.indices.tolist()]
+        np.testing.assert_allclose(plotly_array(bars["data"][0]["x"])[::-1], top.values.numpy(), atol=1e-6)
+
+
+def test_step_layer_and_head_changes_never_run_the_model_again():
+    at = open_lm()
+    before = memory.COMPUTED[KIND]
+    at.slider(key="step").set_value(3).run()
+    at.slider(key="layer").set_value(0).run()
+    at.slider(key="head").set_value(1).run()
+    at.toggle(key="mean").set_value(True).run()
+    button(at, "Next").click().run()
+    assert not at.exception and at.slider(key="step").value == 4
+    assert memory.COMPUTED[KIND] == before  # one writing, read at every step, layer and head
+    at.text_input(key="prompt").set_value("the teacher saw two red birds").run()
+    assert memory.COMPUTED[KIND] == before + 1
+
+
+def test_previous_next_and_play_move_the_step():
+    at = open_lm(words="3")
+    button(at, "Next").click().run()
+    assert at.slider(key="step").value == 1
+    button(at, "Previous").click().run()
+    assert at.slider(key="step").value == 0
+    button(at, "Play").click().run()
+    assert at.session_state[PLAYING] and at.slider(key="step").disabled
+
+
+def test_a_sampling_link_writes_the_same_words_again(toy):
+    model, vocabulary = toy
+    params = {"decode": "sample", "temperature": "1.5", "top_k": "5", "draw": "7", "words": "8"}
+    first, again = open_lm(**params), open_lm(**params)
+    with torch.inference_mode():
+        want = generate(model, ids_of(vocabulary, DEFAULT_PROMPT), 8, Sampling(1.5, 5, None, 7))
+    assert written(first) == written(again) == [vocabulary.tokens[i] for i in want.written.tolist()]
+    bars = figures(first)[1]
+    colours = bars["data"][0]["marker"]["color"][::-1]
+    assert colours[5:] == ["#b4b4b4"] * 5  # cut by top-k: grey, with the probability before the cut
+    assert any(c.value.startswith("p_i") or "frac" in c.value for c in first.get("latex"))
+
+
+def test_heads_switched_off_change_the_writing_as_the_model_says(toy):
+    model, vocabulary = toy
+    at = open_lm(off="1.2")
+    with torch.inference_mode():
+        want = generate(model, ids_of(vocabulary, DEFAULT_PROMPT), 10, heads=((1, 2),))
+    assert written(at) == [vocabulary.tokens[i] for i in want.written.tolist()]
+    assert at.sidebar.multiselect(key="off").value == ["1.2"]
+
+
+def test_the_induction_part_finds_its_heads_by_their_scores_on_a_probe(toy):
+    model, vocabulary = toy
+    at = open_lm(part="induction", probe_seed="5")
+    probe = repeat_probes(len(vocabulary.words), 1, 5)
+    with torch.inference_mode():
+        out = model(probe)
+    induction, previous = induction_scores(out.attentions), previous_token_scores(out.attentions)
+    layer, head = divmod(int(induction[1:].argmax()), induction.size(1))
+    layer += 1
+    p_layer, p_head = divmod(int(previous[:layer].argmax()), previous.size(1))
+    prev_map, ind_map, losses = figures(at)
+    assert f"layer {layer} · head {head}" in ind_map["layout"]["title"]["text"]
+    assert f"layer {p_layer} · head {p_head}" in prev_map["layout"]["title"]["text"]
+    z = np.nan_to_num(plotly_array(ind_map["data"][0]["z"]))
+    L = PROBE_LENGTH
+    stripe = z[np.arange(L, 2 * L), np.arange(1, L + 1)]
+    assert stripe.mean() == pytest.approx(float(induction[layer, head]), abs=1e-3) and stripe.mean() > 0.8
+    assert shown(ind_map["data"][0]["x"]) == [vocabulary.tokens[i] for i in probe[0].tolist()]
+    colours = losses["data"][0]["marker"]["color"]
+    assert colours[:L - 1].count("#e4572e") == 0 and colours[L:].count("#e4572e") == L - 1  # the copy's words
+    button(at, "New random words").click().run()
+    assert link_value(at, "probe_seed") != "5" and not at.exception
+
+
+def test_the_induction_part_on_the_prompt_and_on_a_prompt_without_repeats():
+    at = open_lm(part="induction", source="text")
+    assert any("at 2 of 2 places" in m.value for m in at.markdown)
+    assert len(figures(at)) == 3
+    at = open_lm(part="induction", source="text", prompt="the teacher saw two red birds")
+    assert any("nothing to copy" in i.value for i in at.info) and not figures(at)
+
+
+def test_the_heads_part_scores_the_whole_model_and_without_the_heads_switched_off(toy):
+    model, vocabulary = toy
+    at = open_lm(part="heads", off="1.2")
+    metrics = {m.label: m.value for m in at.metric}
+    probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
+    assert metrics["Copy accuracy, whole model"] == f"{probe_accuracy(model, probes):.1%}"
+    assert metrics["Copy accuracy without those heads"] == f"{probe_accuracy(model, probes, ((1, 2),)):.1%}"
+    table = at.dataframe[0].value
+    assert len(table) == 8 and table.iloc[0, 0] == "layer 1 · head 2"  # copying needs it most
+    at.button(key="lm-off-none").click().run()
+    assert at.sidebar.multiselect(key="off").value == [] and "Copy accuracy without those heads" not in {
+        m.label for m in at.metric}
+    at.button(key="lm-off-top").click().run()
+    assert at.sidebar.multiselect(key="off").value == ["1.2"]
+
+
+def test_the_heads_part_s_loss_is_the_held_out_sentences(toy):
+    from training import gpt_data  # noqa: PLC0415 - only this test reads the training's sentences
+    model, _vocabulary = toy
+    at = open_lm(part="heads")
+    rows = gpt_data.sentence_ids(gpt_data.vocabulary(), 2000, 99, held_out=True)
+    loss = {m.label: m.value for m in at.metric}["Loss on single sentences, whole model"]
+    assert loss == f"{sentence_loss(model, rows):.3f} nats"
+
+
+def test_the_logit_lens_ends_in_the_model_s_own_prediction(toy):
+    model, vocabulary = toy
+    at = open_lm(part="lens", off="0.3")
+    (lens,) = figures(at)
+    ids = ids_of(vocabulary, DEFAULT_PROMPT)
+    with torch.inference_mode():
+        own = torch.softmax(logits_of(model, ids[None], ((0, 3),))[0], -1)
+    z = plotly_array(lens["data"][0]["z"])  # (layers, T): each layer's p of the final prediction
+    np.testing.assert_allclose(z[-1], own.max(-1).values.numpy(), atol=1e-6)
+    assert shown(lens["data"][0]["x"])[0] == f"1: the → {vocabulary.tokens[int(own[0].argmax())]}"
+
+
+def test_bad_input_is_said_and_the_rest_still_runs():
+    at = open_lm(prompt="")
+    assert any("Type a prompt" in i.value for i in at.info) and not at.exception
+    at = open_lm(prompt="the zebra saw two red birds")
+    assert any("zebra" in w for w in notices(at)) and written(at)
+    at = open_lm(prompt=" ".join(["the teacher saw"] * 30), words="10")
+    assert any("reads only the last 54" in w for w in notices(at))
+    at = open_lm(off="9.9,x", words="99", part="nope", probe_seed="-1")
+    assert not at.exception and written(at)
+    said = " ".join(notices(at))
+    assert "off=" in said and "words=" in said and "part=" in said
+
+
+def test_the_parts_of_the_toy_gpt_s_training_are_not_offered_for_a_checkpoint(tmp_path, monkeypatch):
+    from runtime import models  # noqa: PLC0415
+    from tests.model.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - transformers
+    directory = gpt2_tokenizer(save_tiny_gpt2(tmp_path / "tiny-gpt2", "wide-ffn"))
+    monkeypatch.setenv("ATTNVIZ_MODEL_DIRS", str(directory))
+    models.sources.clear()
+    try:
+        at = apptest.open_page("language-model", prompt="attention is all you need")
+        assert not at.exception
+        key = at.sidebar.selectbox(key="model").options
+        assert len(key) == 2
+        at.sidebar.selectbox(key="model").set_value(at.sidebar.selectbox(key="model").options[1]).run()
+        assert not at.exception and written(at)
+        assert any("tokenizer reads the prompt as" in c.value for c in at.caption)
+        assert at.segmented_control(key="part").options == ["The next word", "Copying from context",
+                                                              "Switch heads off", "Layers (logit lens)"]
+        for part in ("induction", "heads", "lens"):
+            at.segmented_control(key="part").set_value(part).run()
+            assert not at.exception and figures(at) or at.metric, part
+    finally:
+        models.sources.clear()

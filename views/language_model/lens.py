@@ -1,0 +1,68 @@
+"""Layers (logit lens): each layer's output at each position of the prompt, read out through the final LayerNorm and
+the output tied to the token embedding, as if that layer were the last (model.gpt.logit_lens). Where does the model
+settle on the word it predicts? The last layer's row is the model's own distribution."""
+import io
+
+import numpy as np
+import streamlit as st
+import torch
+
+from locales import _
+from model.gpt.logit_lens import logit_lens
+from runtime.model_thread import on_model_thread
+from views.charts.mounted import show_chart
+from views.language_model.page import LanguageModel
+from views.shell.errors import cached
+from views.widgets import downloads, state
+from viz.lens import lens_figure
+
+COLUMNS = 24  # the prompt's last positions shown (a cell holds a word and a probability: wider is unreadable)
+TOP = 5  # words per cell in the hover
+
+
+def lens_of(lm: LanguageModel):
+    """(top ids (layers, T, TOP), their probabilities, each layer's probability of the final prediction and its rank,
+    the final predictions (T,)): once per (model, prompt, heads off), shared."""
+    def compute():
+        with torch.inference_mode():
+            lens = logit_lens(lm.model, torch.tensor(lm.ids, dtype=torch.long), lm.heads_off)
+        top = lens.probs.topk(TOP, -1)
+        rank = (lens.probs > lens.final_p[..., None]).sum(-1) + 1  # (layers, T): 1 for the layer's own top word
+        return top.indices.numpy(), top.values.numpy(), lens.final_p.numpy(), rank.numpy(), lens.final.numpy()
+
+    return cached(("lm-lens", *lm.key), lambda: on_model_thread(compute), _("The language model"),
+                  kind="attribution")
+
+
+def npz_of(lm: LanguageModel, lens) -> bytes:
+    top_ids, top_p, final_p, rank, final = lens
+    token = lm.reader.token
+    out = io.BytesIO()
+    np.savez_compressed(out, tokens=np.array(lm.tokens), predicted=np.array([token(i) for i in final]),
+                        top_words=np.vectorize(token, otypes=[str])(top_ids) if top_ids.size else np.array([]),
+                        top_p=top_p, p_predicted=final_p, rank_predicted=rank)
+    return out.getvalue()
+
+
+def section(lm: LanguageModel) -> None:
+    state.show_notices()
+    lens = lens_of(lm)
+    top_ids, top_p, final_p, rank, final = lens
+    shown = slice(max(0, len(lm.ids) - COLUMNS), len(lm.ids))
+    token = lm.reader.token
+    top_words = [[[token(i) for i in cell] for cell in row[shown]] for row in top_ids.tolist()]
+    columns = [f"{t} → {token(int(p))}" for t, p in zip(lm.tokens[shown], final[shown])]
+    st.latex(r"p^{(l)}_t = \mathrm{softmax}\big(W_E\,\mathrm{LayerNorm}(h^{(l)}_t)\big)")
+    show_chart(lens_figure(final_p[:, shown], top_words, top_p[:, shown], rank[:, shown], columns,
+                           _("Each layer read out as if it were the last"),
+                           columns=_("position: the word read → the word the model predicts next"),
+                           hover=_("%{y}, position %{x}<br>the word finally predicted: p = %{z:.3f}, rank "
+                                   "%{customdata[1]}<br>top words:<br>%{customdata[0]}<extra></extra>")),
+               key="lm-lens")
+    st.caption(_("Each cell: the word that layer would predict next, and its probability; the colour is that layer's "
+                 "probability of the word the model finally predicts (hover for the top five and its rank). The last "
+                 "layer's row is the model's own distribution. W_E: the token embedding, which the output shares."))
+    if len(lm.ids) > COLUMNS:
+        st.caption(_("The prompt's last {n} positions of {total}.").format(n=COLUMNS, total=len(lm.ids)))
+    downloads.button(_("Download the logit lens (NumPy .npz)"), lambda: npz_of(lm, lens), "language_model_lens.npz",
+                     "application/octet-stream")

@@ -1,0 +1,163 @@
+"""Language model: a decoder-only GPT (the toy GPT trained here, or a GPT-2 checkpoint the server has) reads a prompt
+and writes the next word, one at a time; its induction head copies from context, and a class can watch it form.
+
+The page holds what its parts share: the model (?model=, language models only), the prompt (?prompt=) as the model
+reads it, the heads switched off (?off=, in the sidebar, for every part), and which part is shown (?part=). Each part
+is a module with section(lm: LanguageModel), drawn in a fragment: a slider in it reruns only it.
+"""
+import importlib
+from dataclasses import dataclass
+
+import streamlit as st
+
+from locales import N_, _
+from model.gpt.reading import TokenizerReader, WordReader
+from model.kinds import SourceKey
+from runtime.models import Choice
+from views.shell import lecture
+from views.shell.frame import Page
+from views.shell.markdown import code
+from views.shell.reading import unknown_notice
+from views.widgets import state
+from views.widgets.decoding import PLAY_EVERY
+from views.widgets.pickers import language_model_choice
+
+# ?part= -> (label, module): each module has section(lm: LanguageModel)
+PARTS = {
+    "next": (N_("The next word"), "views.language_model.writing"),
+    "induction": (N_("Copying from context"), "views.language_model.induction"),
+    "heads": (N_("Switch heads off"), "views.language_model.heads"),
+    "lens": (N_("Layers (logit lens)"), "views.language_model.lens"),
+}
+TOY_ONLY = ("learning", "live")  # parts about the toy GPT's own training
+# a toy sentence, then its start again: the induction head makes the toy GPT write the rest of it
+DEFAULT_PROMPT = "the teacher saw two red birds at school . the teacher saw"
+EXAMPLES = ("the teacher saw", "my friend has two", "yesterday she bought a red car . yesterday she")
+MAX_PROMPT_CHARS = 2_000  # the prompt box; the model then reads at most PAGE_TOKENS of it
+PAGE_TOKENS = 256  # at most this many tokens read, however long the model's context (bounds every map's size)
+MAX_WORDS, DEFAULT_WORDS = 20, 10  # words written after the prompt (?words=)
+PLAYING = "_language_model_playing"  # session key: the writing part is playing (its fragment reruns by itself)
+
+
+@dataclass(frozen=True)
+class LanguageModel:
+    """What every part of the page gets, read-only."""
+
+    choice: Choice
+    loaded: object  # LoadedGPT (the toy GPT) or LoadedModel (a GPT-2 checkpoint): shared by every session
+    reader: object  # model.gpt.reading.WordReader or TokenizerReader: text <-> ids
+    prompt: str  # as typed
+    ids: tuple[int, ...]  # what the model reads: the prompt's last tokens (see read_prompt)
+    tokens: tuple[str, ...]  # those tokens as shown
+    words: int  # words to write after the prompt
+    heads_off: tuple[tuple[int, int], ...]  # (layer, head)...: switched off in the sidebar
+
+    @property
+    def model(self):
+        return self.loaded.model  # model.gpt.GPT, shared: never mutated
+
+    @property
+    def toy(self) -> bool:
+        """The toy GPT trained here (its snapshots and its live training are on this page)."""
+        return self.choice.key == SourceKey.GPT
+
+    @property
+    def key(self) -> tuple:
+        """What a computation on this prompt depends on (a cache key's start)."""
+        return self.choice, self.ids, tuple(sorted(self.heads_off))
+
+
+def intro() -> None:
+    st.info(_("A GPT reads the words so far and scores every word of its vocabulary for the next one; it writes one, "
+              "reads it, and goes on. Its attention is causal: a word sees only the words before it. The toy GPT was "
+              "trained by this project in under two minutes on toy English, where copying from context pays: watch "
+              "its induction head find the earlier occurrence of a word and copy what came after it."),
+            icon=":material/edit_note:")
+
+
+def reader_of(loaded):
+    """Text <-> ids for a loaded language model: the toy GPT's words, or a GPT-2 checkpoint's own tokenizer."""
+    vocabulary = getattr(loaded, "vocabulary", None)
+    return WordReader(vocabulary) if vocabulary is not None else TokenizerReader(loaded.tokenizer)
+
+
+def head_name(layer: int, head: int) -> str:
+    return _("layer {layer} · head {head}").format(layer=layer, head=head)
+
+
+def heads_off(config) -> tuple[tuple[int, int], ...]:
+    """The sidebar's heads switched off, bound to ?off=1.2,0.3 (layer.head)."""
+    names = [f"{layer}.{head}" for layer in range(config.n_layer) for head in range(config.n_head)]
+    shown = {name: head_name(*name.split(".")) for name in names}.__getitem__  # translated now (see translate's)
+    chosen = state.name_list(_("Heads switched off"), "off", names, shown, container=st.sidebar,
+                             placeholder=_("none: the whole model"),
+                             help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
+                                    "before W_O); every part of the page then uses the model without it."))
+    return tuple((int(layer), int(head)) for layer, head in (name.split(".") for name in chosen))
+
+
+def _set_prompt(text: str) -> None:
+    st.session_state["prompt"] = text
+
+
+def prompt_box(toy: bool) -> str:
+    """The prompt (?prompt=) and, for the toy GPT, example prompts; an empty prompt says what to do and stops."""
+    prompt = state.text(_("Prompt (what the model reads before it writes)"), "prompt", DEFAULT_PROMPT,
+                        MAX_PROMPT_CHARS, area=False, placeholder=_("e.g. the teacher saw"))
+    if toy:
+        examples = st.container(horizontal=True, gap="small")
+        for example in EXAMPLES:
+            examples.button(example, type="tertiary", on_click=_set_prompt, args=(example,), key=f"example-{example}")
+    if not prompt.strip():
+        st.info(_("Type a prompt above: a few words for the model to go on from, for example: the teacher saw"),
+                icon=":material/edit:")
+        state.show_notices()
+        state.stop()
+    return prompt
+
+
+def read_prompt(reader, prompt: str, positions: int, words: int, toy: bool) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The prompt's ids and tokens as the model reads them: its last tokens, so that the words to write still fit in
+    the model's context (and in PAGE_TOKENS); what was cut or unknown said in a notice."""
+    read = reader.read(prompt)
+    room = max(1, min(positions, PAGE_TOKENS) - words)
+    ids, tokens = read.ids[-room:], read.tokens[-room:]
+    if len(read.ids) > room:
+        state.notice(_("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
+                       "(its context is {positions} tokens), so it reads only the last {room}: the rest was cut."
+                       ).format(total=len(read.ids), words=words, room=room, positions=positions))
+    if toy and read.unknown:
+        state.notice(unknown_notice(read.unknown, "gpt-word"))
+    if not toy:
+        st.caption(_("The checkpoint's own tokenizer reads the prompt as {n} tokens: {tokens}").format(
+            n=len(tokens), tokens=" ".join(code(t) for t in tokens[:60]) + (" …" if len(tokens) > 60 else "")))
+    return tuple(ids), tuple(tokens)
+
+
+def view(page: Page) -> None:
+    choice = language_model_choice()
+    loaded = page.model(choice)
+    off = heads_off(loaded.model.config)
+    toy = choice.key == SourceKey.GPT
+    with lecture.sidebar():  # in front of a class the charts come first
+        prompt = prompt_box(toy)
+        words = state.int_slider(_("Words to write"), "words", 1, MAX_WORDS, DEFAULT_WORDS)
+        reader = reader_of(loaded)
+        ids, tokens = read_prompt(reader, prompt, loaded.model.max_positions, words, toy)
+        state.show_notices()
+        parts = [p for p in PARTS if toy or p not in TOY_ONLY]
+        labels = {key: _(PARTS[key][0]) for key in parts}  # translated now (see heads_off)
+        part = state.choice(_("Show"), "part", parts, "next", widget="segmented_control",
+                            format_func=labels.__getitem__)
+    lm = LanguageModel(choice, loaded, reader, prompt, ids, tokens, words, off)
+    if part != "next":
+        st.session_state[PLAYING] = False
+    (_playing if st.session_state.get(PLAYING) else _part)(part, lm)
+
+
+def _section(part: str, lm: LanguageModel) -> None:
+    importlib.import_module(PARTS[part][1]).section(lm)
+
+
+_part = state.fragment(_section)
+_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing

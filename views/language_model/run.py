@@ -1,0 +1,107 @@
+"""One writing of the Language model page, computed once per (model, prompt, way of choosing, words, heads switched
+off) in the process's budget and shared by every session: the prompt read once into the keys and values of every
+layer (model.gpt.incremental's cache), then one row per word written; each step's candidates and probabilities and
+every attention map. Moving the step, the layer or the head reads it; nothing runs the model again."""
+import io
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import streamlit as st
+import torch
+
+from locales import _
+from model.gpt.decoding import generate
+from runtime.model_thread import on_model_thread
+from views.language_model.page import LanguageModel
+from views.shell.errors import cached
+from views.shell.markdown import plain
+from views.widgets import downloads
+from views.widgets.decoding import SAMPLE, TOP_WORDS, Way
+
+KIND = "lm-writing"  # runtime.memory.COMPUTED counts the writings computed under this kind
+
+
+@dataclass(frozen=True)
+class Writing:
+    """A finished writing, read-only. Step t reads tokens[:P + t] and writes words[t] (P: the prompt's tokens)."""
+
+    tokens: tuple[str, ...]  # (P + N - 1,) every token read: the prompt, then the words written but the last
+    prompt_tokens: int  # P
+    words: tuple[str, ...]  # (N,) the words written
+    text: str  # the words written, as text
+    candidates: tuple[tuple[str, ...], ...]  # (N, k) the most likely next words at each step, by score
+    final: np.ndarray  # (N, k) probability each candidate was drawn with (after temperature and cuts)
+    tempered: np.ndarray  # (N, k) softmax(z / T) before any cut
+    chosen: np.ndarray  # (N,) index of the written word among the candidates, -1 when it is not among them
+    attentions: np.ndarray  # (layers, heads, P + N - 1, P + N - 1), NaN where the causal mask blocks
+
+    def row(self, step: int) -> int:
+        """The row of the attention maps that step `step` adds: the last token it reads."""
+        return self.prompt_tokens - 1 + step
+
+
+def _frozen(array, dtype=np.float32) -> np.ndarray:
+    """A read-only copy: a writing is shared by every session."""
+    out = np.ascontiguousarray(np.asarray(array, dtype=dtype))
+    out.flags.writeable = False
+    return out
+
+
+def compute(lm: LanguageModel, way: Way) -> Writing:
+    model, prompt = lm.model, torch.tensor(lm.ids, dtype=torch.long)
+    sampling = way.sampling() if way.kind == SAMPLE else None
+    run = on_model_thread(partial(generate, heads=lm.heads_off), model, prompt, lm.words, sampling)
+    logits = run.logits  # (N, V)
+    tempered = torch.softmax(logits / (way.temperature if sampling else 1.0), -1)
+    final = sampling.probabilities(logits) if sampling else tempered
+    candidates = logits.topk(min(TOP_WORDS, logits.size(-1)), -1).indices  # (N, k)
+    written = run.written.tolist()
+    chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written)]
+    attentions = torch.stack(run.attentions)  # (layers, heads, T, T)
+    T = attentions.size(-1)
+    attentions[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
+    token = lm.reader.token
+    return Writing(lm.tokens + tuple(token(i) for i in written[:-1]), len(lm.ids), tuple(token(i) for i in written),
+                   lm.reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
+                   _frozen(final.gather(-1, candidates)), _frozen(tempered.gather(-1, candidates)),
+                   _frozen(chosen, np.int64), _frozen(attentions))
+
+
+def writing(lm: LanguageModel, way: Way) -> Writing:
+    """The writing after lm's prompt, computed once per (model, prompt, heads off, way, words) and then shared."""
+    return cached((KIND, *lm.key, lm.words, way), lambda: compute(lm, way), _("The language model"), kind=KIND)
+
+
+def npz(w: Writing) -> bytes:
+    """The whole writing as NumPy arrays (no pickled objects): the tokens read, the words written, each step's
+    candidates and their probabilities, and every attention map (row P - 1 + t: step t)."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, tokens=np.array(w.tokens), prompt_tokens=np.array(w.prompt_tokens),
+                        words=np.array(w.words), candidates=np.array(w.candidates), candidate_probs=w.final,
+                        candidate_probs_before_cuts=w.tempered, attentions=w.attentions)
+    return buf.getvalue()
+
+
+def distribution_csv(w: Writing, step: int) -> bytes:
+    """Step `step`'s candidates as CSV (UTF-8 with a byte order mark, as every CSV here): rank, word, probability
+    drawn with, probability before the cuts, chosen."""
+    lines = ["rank,word,probability,probability_before_cuts,chosen"]
+    for rank, word in enumerate(w.candidates[step]):
+        lines.append(f"{rank + 1},{downloads.csv_cell(word)},{w.final[step, rank]:.6f},{w.tempered[step, rank]:.6f},"
+                     f"{int(rank == w.chosen[step])}")
+    return (downloads.BOM + "\n".join(lines) + "\n").encode("utf-8")
+
+
+def download(w: Writing, step: int) -> None:
+    row = st.columns(2)
+    downloads.button(_("Download this writing (NumPy .npz)"), lambda: npz(w), "language_model_writing.npz",
+                     "application/octet-stream", container=row[0])
+    downloads.button(_("Download step {step}'s distribution (CSV)").format(step=step),
+                     lambda: distribution_csv(w, step), f"language_model_step{step}.csv", "text/csv", container=row[1])
+
+
+def writing_line(way: Way, w: Writing) -> str:
+    """**Written** (how the words were chosen): the words."""
+    words = " ".join(plain(word) for word in w.words) or "—"
+    return _("**Written** ({how}): {words}").format(how=way.describe(), words=words)
