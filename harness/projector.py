@@ -18,9 +18,25 @@ MEASURE = """(sel) => {
 }"""
 
 
+# Parts of a page with a chart of their own that no tour stop opens: (path, the state that shows the part)
+PARTS = (("language-model", {"model": "gpt", "part": "lens"}), ("language-model", {"model": "gpt", "part": "learning"}))
+
+
 def pages() -> list[tuple[str, dict]]:
-    """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar)."""
-    stops = {stop.path: {**stop.params, "tour": k} for k, stop in enumerate(tour_stops.STOPS, start=1)}
-    return [(spec.path, dict(stops.get(spec.path, {}))) for spec in registry.PAGES if spec.path != "tour"]
+    """Each page as the guided tour opens it (its stop's state and ?tour=k: the banner is in the sidebar; a page with
+    two stops, once per stop), then the parts no stop opens (PARTS)."""
+    out = []
+    for spec in registry.PAGES:
+        if spec.path == "tour":
+            continue
+        stops = [{**stop.params, "tour": k} for k, stop in enumerate(tour_stops.STOPS, start=1)
+                 if stop.path == spec.path]
+        out += [(spec.path, stop) for stop in stops] or [(spec.path, {})]
+    return out + [(path, dict(params)) for path, params in PARTS]
+
+
+def case_id(path: str, params: dict) -> str:
+    """A page's name among pages(): its path, and its part when it has one."""
+    return "-".join([path, *([str(params["part"])] if "part" in params else [])])
 
 

@@ -7,12 +7,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from harness.projector import CHART, MEASURE, pages
+from harness.projector import CHART, MEASURE, case_id, pages
 from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import TIMEOUT, assert_no_error
 
 AT_150 = ("heatmap", "steps", "lines")
-CASES = [pytest.param(1.0, path, params, id=f"1280x720-{path}") for path, params in pages()] + [
+CASES = [pytest.param(1.0, path, params, id=f"1280x720-{case_id(path, params)}") for path, params in pages()] + [
     pytest.param(1.5, path, params, id=f"1920x1080-at-150-{path}") for path, params in pages() if path in AT_150]
 
 
