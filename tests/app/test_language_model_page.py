@@ -231,3 +231,23 @@ def test_the_parts_of_the_toy_gpt_s_training_are_not_offered_for_a_checkpoint(tm
             assert not at.exception and figures(at) or at.metric, part
     finally:
         models.sources.clear()
+
+
+def test_an_example_button_sets_the_prompt_and_top_p_cuts_the_tail(toy):
+    model, vocabulary = toy
+    at = open_lm(decode="sample", top_p="0.5", draw="2")
+    example = "yesterday she bought a red car . yesterday she"
+    button(at, example).click().run()
+    assert at.text_input(key="prompt").value == example and link_value(at, "prompt") == example
+    with torch.inference_mode():
+        want = generate(model, ids_of(vocabulary, example), 10, Sampling(1.0, None, 0.5, 2))
+    assert written(at) == [vocabulary.tokens[i] for i in want.written.tolist()]
+    bars = figures(at)[1]["data"][0]
+    shown_p, colours = plotly_array(bars["x"])[::-1], bars["marker"]["color"][::-1]
+    kept = Sampling(1.0, None, 0.5, 2).probabilities(want.logits[0][None])[0]
+    top = torch.softmax(want.logits[0], -1).topk(10)
+    cut = kept[top.indices] == 0
+    assert cut.any() and (~cut).any()  # top-p keeps the head of the distribution, cuts the rest
+    np.testing.assert_allclose(shown_p[~cut.numpy()], kept[top.indices][~cut].numpy(), atol=1e-6)
+    np.testing.assert_allclose(shown_p[cut.numpy()], top.values[cut].numpy(), atol=1e-6)  # before the cut
+    assert [c == "#b4b4b4" for c in colours] == cut.tolist()
