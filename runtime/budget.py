@@ -29,12 +29,13 @@ MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
 MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
 # entries of these kinds are capped apart from the passes. "ablation": the translator's scores with heads switched
 # off (a few KB each, one per set of heads a visitor tries: they must not push other students' passes out);
-# "snapshot": the translator at a step of its training (views.translate.learning), ~1 MB each, so that scrubbing
-# through them never drops a model; "live": the live training's newest model and its translations
-# (views.translate.live), replaced every second while it runs; "attribution": a run's rollouts, a flow row, a
-# saliency (views.pages.rollout); "embedding": a sentence's vectors
-# (views.pages.embeddings), a few KB each
-KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 16, "live": 8, "attribution": 32,
+# "snapshot": the translator or the toy GPT at a step of its training (views.translate.learning,
+# views.language_model.learning; both pages' fit: 12 translators of ~1 MB, 14 GPTs of ~0.4 MB and the GPT's maps of
+# the probe, ~20 KB each, and their records), so that scrubbing through them never drops a model; "live": the live
+# training's newest model and what the page reads with it (views/widgets/live.py), replaced every second while it
+# runs; "attribution": a run's rollouts, a flow row, a saliency (views.pages.rollout); "embedding": a sentence's
+# vectors (views.pages.embeddings), a few KB each
+KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 48, "live": 8, "attribution": 32,
                 "embedding": 64}
 TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
 

@@ -1,17 +1,18 @@
-"""One live training at a time: the Translate page's "Train it live" starts `python -m training.train` in a process
-of its own, reads its progress (training/progress.py), and stops it.
+"""One live training at a time per server process, of either kind: the Translate page's "Train it live" starts
+`python -m training.train`, the Language model page's `python -m training.train_gpt` (runtime/live_recipes.py: what
+each trains), in a process of its own; this reads its progress (training/progress.py) and stops it.
 
 Why a process: training in the Streamlit server would hold its GIL and its cores; a child at one torch thread and
-a lower priority (nice) leaves the server's CPU to the students' pages (bench/live_training.py measures it).
+a lower priority (nice) leaves the server's CPU to the students' pages (bench/live_training.py measures it). Why one
+at a time, whatever the kind: two would take both cores of a small server from the class; each page has its own
+LiveTraining (its last run stays on its page), and a start while a run of either kind is under way is refused
+(AlreadyRunning names that run).
 
 Its files go to a fresh temporary directory (tempfile.mkdtemp: nothing a visitor types becomes a path), removed as
 soon as the run ends, is stopped or fails; the shipped weights are never opened for writing. What is kept of the
 last run once its directory is gone: its progress (a few thousand numbers) and its final weights (~1 MB), until the
 next run starts. A run is stopped by the session that started it (a student's click should not end the lecturer's
-demonstration), or when it outlives max_seconds, or when the server exits.
-
-ATTNVIZ_LIVE_STEPS: the most steps a live run trains (default 600; training also stops at the first evaluation
-with every held-out sentence right); 0 switches live training off on this server.
+demonstration), or when it outlives its settings' max_seconds, or when the server exits.
 """
 import atexit
 import json
@@ -19,25 +20,17 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from safetensors.torch import load_file
-
 from locales import N_, _
-from model.translator import WEIGHTS, Translator, TranslatorConfig
+from runtime.live_recipes import PROGRESS, Settings
 from training.progress import read_latest
-from training.train import vocabularies
 
-STEPS_ENV = "ATTNVIZ_LIVE_STEPS"
-DEFAULT_STEPS = 600
-MAX_STEPS = 5000
 ROOT = Path(__file__).resolve().parents[1]
-PROGRESS = "progress.jsonl"
 RUNNING, FINISHED, STOPPED, FAILED = "running", "finished", "stopped", "failed"
 # why a run stopped or failed: English in LiveRun.why (logs, tests), in the page's language from LiveRun.reason()
 STOPPED_BY_OWNER = N_("stopped by the visitor who started it")
@@ -45,64 +38,31 @@ SHUTTING_DOWN = N_("the server is shutting down")
 TOO_LONG = N_("it ran longer than {seconds} s, the most a live run may")
 CRASHED = N_("the training process ended with an error (exit code {code}); the server's log has the details")
 _log = logging.getLogger(__name__)
-
-
-class BadSetting(ValueError):
-    def __init__(self, raw: str):  # ATTNVIZ_LIVE_STEPS is not a number of steps; .raw: what it was set to
-        super().__init__(f"{STEPS_ENV} must be a whole number of steps from 0 (off) to {MAX_STEPS}, not {raw!r}")
-        self.raw = raw
-
-
-def live_steps(environ=os.environ) -> int:
-    """ATTNVIZ_LIVE_STEPS: steps of a live run, 0 = live training off; BadSetting (saying what to set) if bad."""
-    raw = environ.get(STEPS_ENV, "").strip()
-    if not raw:
-        return DEFAULT_STEPS
-    if not raw.isdigit() or int(raw) > MAX_STEPS:
-        raise BadSetting(raw)
-    return int(raw)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How a live run trains: as the shipped model (its config, batch and learning rate), but evaluated more often on
-    fewer held-out sentences, so that the accuracy curve moves while one watches."""
-
-    steps: int = DEFAULT_STEPS
-    validation: int = 200  # held-out sentences of each evaluation; training stops when all are right
-    eval_every: int = 25
-    weights_every: int = 10  # the page's attention map follows the weights this often
-    test: int = 200  # held-out sentences of the final test
-    nice: int = 10
-    max_seconds: float = 300.0  # a run still going by then is stopped
-
-    def command(self, out: Path, seed: int) -> list[str]:
-        return [sys.executable, "-m", "training.train", "--out", str(out), "--progress", str(out / PROGRESS),
-                "--weights-every", str(self.weights_every), "--no-snapshots", "--threads", "1",
-                "--nice", str(self.nice), "--seed", str(seed), "--steps", str(self.steps),
-                "--val", str(self.validation), "--eval-every", str(self.eval_every), "--test", str(self.test),
-                "--remove-if-orphaned"]
+_SLOT = threading.Lock()  # guards _holder; taken after a LiveTraining's own lock, never before it
+_holder: "LiveTraining | None" = None  # the LiveTraining that started the process's newest run
 
 
 @dataclass(frozen=True)
 class LiveRun:
     """A live run as the page draws it: a copy, never changed."""
 
-    number: int  # runs started by this process so far, this one included
+    number: int  # runs started by its LiveTraining so far, this one included
     seed: int
     started: float  # time.time()
     state: str  # RUNNING, FINISHED, STOPPED or FAILED
     steps: int  # the most it trains
     loss: tuple[float, ...] = ()  # loss[i]: the loss of step i + 1
-    evaluations: tuple[tuple[int, float], ...] = ()  # (step, held-out exact match)
+    evaluations: tuple[tuple[int, float], ...] = ()  # (step, score): held-out exact match, or copy accuracy
     weights_step: int | None = None  # the newest weights there are (None: not yet)
-    config: dict | None = None  # the model's (model.translator.TranslatorConfig), once the process has started
+    config: dict | None = None  # the model's (the training command's start event), once the process has started
     ended: float | None = None  # time.time() when it ended
-    test: float | None = None  # the final test's exact match, once finished
+    test: float | None = None  # the final test's exact match (the toy GPT: its last copy accuracy), once finished
     why: str = ""  # why it stopped or failed, in plain words (English)
     owner: str = field(default="", repr=False)  # the session that started it
     why_message: str = ""  # why, as a catalog message (STOPPED_BY_OWNER...): runs are shared by every language
     why_fields: tuple = ()  # its str.format fields, (name, value) pairs
+    kind: str = ""  # what it trains: runtime.live_recipes.TRANSLATOR or GPT
+    measured: tuple[tuple[int, dict], ...] = ()  # (step, what else each evaluation measured: the GPT's head scores)
 
     def seconds(self, now: float | None = None) -> float:
         return (self.ended or now or time.time()) - self.started
@@ -118,8 +78,16 @@ class AlreadyRunning(Exception):
         self.run = run
 
 
+def under_way() -> LiveRun | None:
+    """The run under way in this process, of either kind (as last read: its progress may be behind); None if none."""
+    with _SLOT:
+        run = _holder._run if _holder is not None else None
+    return run if run is not None and run.state == RUNNING else None
+
+
 class LiveTraining:
-    """The process's live training: at most one run at a time, and the last run's record."""
+    """A page's live training (its settings say what it trains): its runs, one at a time in the whole process, and
+    its last run's record."""
 
     def __init__(self, settings: Settings = Settings(), temp_root: str | None = None):
         self.settings, self.temp_root = settings, temp_root
@@ -135,10 +103,12 @@ class LiveTraining:
         atexit.register(self.shutdown)
 
     def start(self, seed: int, owner: str) -> LiveRun:
-        """Start a run (AlreadyRunning if one is); returns it."""
-        with self._lock:
-            if self._run is not None and self._run.state == RUNNING:
-                raise AlreadyRunning(self._run)
+        """Start a run (AlreadyRunning if one of either kind is, in this process); returns it."""
+        global _holder
+        with self._lock, _SLOT:
+            running = _holder._run if _holder is not None else None  # read without its lock: a frozen LiveRun
+            if running is not None and running.state == RUNNING:
+                raise AlreadyRunning(running)
             self._dir = Path(tempfile.mkdtemp(prefix="attnviz-live-", dir=self.temp_root))
             self._read_at, self._partial, self._final, self._stop_asked = 0, b"", None, ()
             self._started += 1
@@ -153,7 +123,9 @@ class LiveTraining:
                 raise
             finally:
                 log.close()
-            self._run = LiveRun(self._started, seed, time.time(), RUNNING, self.settings.steps, owner=owner)
+            self._run = LiveRun(self._started, seed, time.time(), RUNNING, self.settings.steps, owner=owner,
+                                kind=self.settings.kind)
+            _holder = self
             self._watcher = threading.Thread(target=self._watch, args=(self._proc,), name="attnviz-live", daemon=True)
             self._watcher.start()
             return self._run
@@ -224,7 +196,8 @@ class LiveTraining:
         if self._stop_asked:
             self._run = replace(run, state=STOPPED, ended=now, **_why(*self._stop_asked))
         elif code == 0 and run.test is not None:
-            self._final = _read_final(directory)
+            latest = _read_latest_quietly(directory)  # the trained model's weights, written last
+            self._final = {"step": latest[0], "weights": latest[1]} if latest else None
             self._run = replace(run, state=FINISHED, ended=now,
                                 weights_step=self._final["step"] if self._final else run.weights_step)
         else:
@@ -256,7 +229,7 @@ def _why(message: str, fields: tuple) -> dict:  # LiveRun's why (English, for lo
 
 
 def _apply(run: LiveRun, events: list[dict]) -> LiveRun:
-    loss, evaluations, changes = list(run.loss), list(run.evaluations), {}
+    loss, evaluations, measured, changes = list(run.loss), list(run.evaluations), list(run.measured), {}
     for e in events:
         if e["kind"] == "start":
             changes["config"] = e["config"]
@@ -264,11 +237,14 @@ def _apply(run: LiveRun, events: list[dict]) -> LiveRun:
             loss.append(e["loss"])
         elif e["kind"] == "evaluation":
             evaluations.append((e["step"], e["exact_match"]))
+            more = {k: v for k, v in e.items() if k not in ("kind", "step", "exact_match", "seconds")}
+            if more:
+                measured.append((e["step"], more))
         elif e["kind"] == "weights":
             changes["weights_step"] = e["step"]
         elif e["kind"] == "done":
             changes["test"] = e["test"]
-    return replace(run, loss=tuple(loss), evaluations=tuple(evaluations), **changes)
+    return replace(run, loss=tuple(loss), evaluations=tuple(evaluations), measured=tuple(measured), **changes)
 
 
 def _read_latest_quietly(directory: Path):
@@ -276,20 +252,3 @@ def _read_latest_quietly(directory: Path):
         return read_latest(directory)
     except (OSError, ValueError, KeyError):  # removed or replaced under us: the run just ended
         return None
-
-
-def _read_final(directory: Path) -> dict | None:
-    try:
-        weights = load_file(directory / WEIGHTS)
-    except (OSError, ValueError):
-        return None
-    latest = _read_latest_quietly(directory)
-    return {"step": latest[0] if latest else 0, "weights": weights}
-
-
-def live_translator(config: dict, weights: dict):
-    """A run's model from its config and weights (safetensors tensors), in eval mode; the language's vocabularies,
-    as training builds them."""
-    model = Translator(TranslatorConfig(**config), *vocabularies())
-    model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=True)
-    return model.eval()

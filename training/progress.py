@@ -1,6 +1,6 @@
 """What a training run tells the page that watches it (training/train.py --progress): JSON lines and the latest
-weights, written as it goes, so that another process (the Translate page's live training, runtime/live_training.py) can
-draw the loss curve, the held-out accuracy and the attention of the model as it forms.
+weights, written as it goes, so that another process (the live training of the Translate and Language model pages,
+runtime/live_training.py) can draw the loss curve, the held-out accuracy and the attention of the model as it forms.
 
 Nothing here draws a random number or changes the model: a run with --progress trains the same weights as one
 without (tests/training/test_progress.py checks it bit for bit).
@@ -8,7 +8,8 @@ without (tests/training/test_progress.py checks it bit for bit).
 One line per event, each a JSON object with a "kind":
     {"kind": "start", "steps": 600, "seed": 0, "config": {...}}
     {"kind": "step", "step": 12, "loss": 3.91}                        after each optimizer step
-    {"kind": "evaluation", "step": 25, "exact_match": 0.0, "seconds": 2.1}
+    {"kind": "evaluation", "step": 25, "exact_match": 0.0, "seconds": 2.1}   (+ the toy GPT's "induction",
+                                                                       "previous_token": every head's scores)
     {"kind": "weights", "step": 25}                                    LATEST now holds the weights after step 25
     {"kind": "done", "steps": 520, "seconds": 49.8, "test": 0.995}     after the final test; WEIGHTS is written
 """
@@ -47,8 +48,10 @@ class Progress:
         if self.weights_every and step % self.weights_every == 0:
             self.weights(step, model)
 
-    def evaluation(self, step: int, exact_match: float, seconds: float) -> None:
-        self._write("evaluation", step=step, exact_match=exact_match, seconds=seconds)
+    def evaluation(self, step: int, exact_match: float, seconds: float, **measured) -> None:
+        """exact_match: the run's score in 0..1 (the translator's held-out exact match, the toy GPT's copy accuracy);
+        measured: what else the evaluation measured (JSON values)."""
+        self._write("evaluation", step=step, exact_match=exact_match, seconds=seconds, **measured)
 
     def weights(self, step: int, model) -> None:
         """The model's weights now (float32, ~1 MB) to LATEST, then a line saying so."""

@@ -29,6 +29,7 @@ from safetensors.torch import save_file
 from model.gpt import GPT, GPTConfig
 from model.gpt.ablation import ablations, circuit, sentence_loss
 from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
+from model.gpt.snapshots import JUMP, jump_steps
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, save
 from training import gpt_data
 from training import progress as progress_options
@@ -36,7 +37,6 @@ from training.progress import Progress, orphan_exit
 
 HELD_OUT, HELD_OUT_SEED = 2000, 99  # single toy sentences of the held-out split
 SNAPSHOT_COUNT = 16
-JUMP = (0.2, 0.9)  # copy accuracy at which the jump starts and ends
 
 
 def evaluate(model: GPT, probes: torch.Tensor, sentences) -> dict:
@@ -98,6 +98,8 @@ def train(args, log: Progress | None = None) -> dict:
     started = time.perf_counter()
     if log is not None:
         log.start(args.steps, args.seed, {"model": vars(config)})
+        if log.weights_every:
+            log.weights(0, model)  # the random model, to look at before the first step
 
     def evaluation(step: int):
         e = {"step": step, "seconds": round(time.perf_counter() - started, 1), **evaluate(model, probes, sentences)}
@@ -105,7 +107,8 @@ def train(args, log: Progress | None = None) -> dict:
         if args.snapshots:
             kept[step] = {k: v.detach().to(torch.float16).clone() for k, v in model.state_dict().items()}
         if log is not None:
-            log.evaluation(step, e["copy_accuracy"], e["seconds"])
+            log.evaluation(step, e["copy_accuracy"], e["seconds"], induction=e["induction"],
+                           previous_token=e["previous_token"])
         progress(step, args.steps, losses[-1] if losses else float("nan"), e, started)
 
     evaluation(0)
@@ -127,11 +130,13 @@ def train(args, log: Progress | None = None) -> dict:
             evaluation(step)
     seconds = time.perf_counter() - started
     print(file=sys.stderr)
+    if log is not None and log.weights_every and args.steps % log.weights_every:
+        log.weights(args.steps, model)  # the trained model, while the heads are switched off one by one
     model.eval()
     found = ablations(model, probes, sentences)
     steps = snapshot_steps(evaluations) if args.snapshots else []
     snapshots = {f"{s}/{name}": t for s in steps for name, t in kept[s].items()}
-    jump = [next((e["step"] for e in evaluations if e["copy_accuracy"] >= level), None) for level in JUMP]
+    jump = jump_steps([(e["step"], e["copy_accuracy"]) for e in evaluations])
     return {"model": model, "vocabulary": vocabulary, "snapshots": snapshots, "metrics": {
         "seed": args.seed, "steps": args.steps, "train_seconds": round(seconds, 1), "threads": args.threads,
         "batch": args.batch, "context": args.context, "learning_rate": args.lr, "warmup": args.warmup,

@@ -1,15 +1,14 @@
 """The translator as it was during training: the float16 snapshots `python -m training.train` ships beside the
-trained weights (snapshots.safetensors, keys "step{N}.{parameter}"), and the training's metrics.json.
-
-Only safetensors are read (no code, no pickle), one snapshot's tensors at a time.
+trained weights (snapshots.safetensors, keys "step{N}.{parameter}", read by model.snapshots), and the training's
+metrics.json.
 """
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from safetensors import safe_open
 from torch import Tensor
 
+from model.snapshots import SnapshotFile
 from model.translator import SHIPPED, Translator
 
 SNAPSHOTS = "snapshots.safetensors"
@@ -17,28 +16,18 @@ METRICS = "metrics.json"
 SNAPSHOT_SENTENCES = 200  # the held-out sentences each snapshot's exact match is measured on
 
 
-def _step_of(key: str) -> int:
-    """"step125.generator.weight" -> 125."""
-    prefix = key.split(".", 1)[0]
-    if not prefix.startswith("step") or not prefix[4:].isdigit():
-        raise ValueError(f"not a snapshot key: {key!r}")
-    return int(prefix[4:])
+def _file(directory: Path) -> SnapshotFile:
+    return SnapshotFile(Path(directory) / SNAPSHOTS, "step", ".")
 
 
 def snapshot_steps(directory: Path = SHIPPED) -> tuple[int, ...]:
     """The steps that have a snapshot, in order (from the file's header only)."""
-    with safe_open(Path(directory) / SNAPSHOTS, "pt") as f:
-        return tuple(sorted({_step_of(key) for key in f.keys()}))
+    return _file(directory).steps()
 
 
 def snapshot_weights(step: int, directory: Path = SHIPPED) -> dict[str, Tensor]:
     """The parameters at `step` (float16, as shipped); KeyError if there is no snapshot at that step."""
-    prefix = f"step{int(step)}."
-    with safe_open(Path(directory) / SNAPSHOTS, "pt") as f:
-        weights = {key[len(prefix):]: f.get_tensor(key) for key in f.keys() if key.startswith(prefix)}
-    if not weights:
-        raise KeyError(f"no snapshot at step {step}")
-    return weights
+    return _file(directory).weights(step)
 
 
 def at_snapshot(step: int, directory: Path = SHIPPED) -> Translator:

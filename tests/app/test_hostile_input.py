@@ -82,9 +82,11 @@ PAGES = [
                 "top_p": {"decode": "sample"}, "beam": {"decode": "beam"}, "snap": {"part": "learning"}}),
     Page("language-model", ("prompt",), "words", "step", toy_words=True,
          own=({"decode": "beam", "off": "1.9", "part": "nowhere", "step": "-3"},
-              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"probe_seed": "-5", "source": "x"}),
+              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"probe_seed": "-5", "source": "x"},
+              {"snap": "7"}),
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
-                "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"}}),
+                "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"},
+                "snap": {"part": "learning"}}),
 ]
 PAGE_IDS = [p.id for p in PAGES]
 

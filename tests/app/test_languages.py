@@ -37,6 +37,8 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("language-model", {"part": "induction", "source": "text", "prompt": "the teacher saw"}),  # nothing repeats
     ("language-model", {"part": "heads", "off": "1.2"}), ("language-model", {"part": "lens", "off": "0.3"}),
     ("language-model", {"prompt": ""}), ("language-model", {"prompt": "the zebra saw " * 30}),  # unknown, cut
+    ("language-model", {"part": "learning", "snap": "0"}), ("language-model", {"part": "learning", "off": "1.2"}),
+    ("language-model", {"part": "live"}),
     ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
     ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
                     "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves

@@ -11,6 +11,7 @@ from harness.apptest import figures
 from harness.catalog import marked_chinese, untranslated
 from runtime import live_training as live_training
 from views.translate import live as translate_live
+from views.widgets import live as live_widgets
 
 STEPS = 20
 
@@ -83,7 +84,7 @@ def test_a_second_start_is_refused_politely_and_only_the_starter_may_stop(live):
     assert not student.exception
     (refused,) = [i.value for i in student.info if "already running" in i.value]
     assert refused.startswith("A live training is already running on this server, started ")
-    assert translate_live._manager().current().owner != student.session_state[translate_live.OWNER]
+    assert translate_live._manager().current().owner != student.session_state[live_widgets.OWNER]
     lecturer.button(key="live_stop").click().run()
     assert not lecturer.exception
     assert any(w.value.startswith("Stopped after") and "stopped by the visitor who started it" in w.value

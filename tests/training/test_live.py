@@ -1,5 +1,6 @@
-"""runtime.live_training: one live training at a time, cancelled by whoever started it, its files removed, the shipped
-weights untouched; a tiny budget so that each run takes seconds."""
+"""runtime.live_training: one live training at a time per process, of either kind (the translator, the toy GPT),
+cancelled by whoever started it, its files removed, the shipped weights untouched; a tiny budget so that each run
+takes seconds."""
 import hashlib
 import os
 import subprocess
@@ -9,7 +10,18 @@ import time
 
 import pytest
 
+from model.gpt.toy import SHIPPED as GPT_SHIPPED
 from model.translator import SHIPPED
+from runtime.live_recipes import (
+    GPT,
+    TRANSLATOR,
+    GPTSettings,
+    Settings,
+    live_gpt,
+    live_gpt_steps,
+    live_steps,
+    live_translator,
+)
 from runtime.live_training import (
     FAILED,
     FINISHED,
@@ -17,16 +29,18 @@ from runtime.live_training import (
     STOPPED,
     AlreadyRunning,
     LiveTraining,
-    Settings,
-    live_steps,
-    live_translator,
+    under_way,
 )
 
 TINY = Settings(steps=20, validation=10, eval_every=10, weights_every=5, test=10, nice=0, max_seconds=240)
+# a smaller toy GPT (16 wide, 2 heads, 16 positions) for 20 steps: seconds, most of them starting Python and torch
+TINY_GPT = GPTSettings(steps=20, eval_every=10, weights_every=10, held_out=20, nice=0, max_seconds=240,
+                       extra=("--d-model", "16", "--heads", "2", "--context", "32", "--batch", "8"))
 
 
 def shipped_files() -> dict[str, tuple[str, float]]:
-    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime) for p in SHIPPED.iterdir()}
+    return {f"{d.name}/{p.name}": (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime)
+            for d in (SHIPPED, GPT_SHIPPED) for p in d.iterdir()}
 
 
 def alive(pid: int) -> bool:
@@ -155,3 +169,50 @@ def test_the_step_budget_comes_from_the_environment():
     for bad in ("-1", "ten", "1e3", "99999"):
         with pytest.raises(ValueError, match="ATTNVIZ_LIVE_STEPS must be a whole number"):
             live_steps({"ATTNVIZ_LIVE_STEPS": bad})
+    assert live_gpt_steps({"ATTNVIZ_LIVE_STEPS": "40"}) == 4000  # each kind has its own
+    assert live_gpt_steps({"ATTNVIZ_LIVE_GPT_STEPS": "12"}) == 12
+    assert live_gpt_steps({"ATTNVIZ_LIVE_GPT_STEPS": "0"}) == 0
+    with pytest.raises(ValueError, match="ATTNVIZ_LIVE_GPT_STEPS must be a whole number of steps from 0 \\(off\\) to "
+                                         "10000, not '20000'"):
+        live_gpt_steps({"ATTNVIZ_LIVE_GPT_STEPS": "20000"})
+
+
+def test_a_toy_gpt_run_streams_its_head_scores_and_keeps_its_trained_weights(temp_root):
+    before = shipped_files()
+    live = LiveTraining(TINY_GPT, temp_root=str(temp_root))
+    started = live.start(seed=3, owner="lecturer")
+    assert started.kind == GPT and under_way() == started
+    command = TINY_GPT.command(temp_root, 3)
+    assert command[1:3] == ["-m", "training.train_gpt"] and "--remove-if-orphaned" in command
+    run = wait_for(live)
+    assert run.state == FINISHED, run.why
+    assert under_way() is None
+    assert len(run.loss) == 20 and [step for step, _ in run.evaluations] == [0, 10, 20]
+    assert [step for step, _ in run.measured] == [0, 10, 20]
+    scores = run.measured[-1][1]
+    assert len(scores["induction"]) == len(scores["previous_token"]) == 2 and len(scores["induction"][1]) == 2
+    assert run.test == run.evaluations[-1][1] and run.config["model"]["n_embd"] == 16
+    assert list(temp_root.iterdir()) == []
+    step, weights = live.weights(run.number)
+    model = live_gpt(run.config, weights)
+    assert step == 20 and model.config.n_head == 2 and not model.training
+    assert shipped_files() == before
+
+
+@pytest.mark.parametrize(("first", "second"), [(TINY, TINY_GPT), (TINY_GPT, TINY)])
+def test_one_live_training_per_process_whatever_its_kind(temp_root, first, second):
+    running, other = LiveTraining(first, temp_root=str(temp_root)), LiveTraining(second, temp_root=str(temp_root))
+    started = running.start(seed=0, owner="lecturer")
+    with pytest.raises(AlreadyRunning) as refused:
+        other.start(seed=0, owner="student")
+    assert refused.value.run.kind == first.kind == started.kind != second.kind
+    assert {first.kind, second.kind} == {TRANSLATOR, GPT}
+    assert other.current() is None and len(list(temp_root.iterdir())) == 1  # nothing started
+    assert not other.stop("lecturer")  # the other page's LiveTraining has no run to stop
+    assert running.stop("lecturer")
+    second_run = other.start(seed=0, owner="student")  # once it has ended, the other kind may start
+    assert second_run.kind == second.kind and under_way() == second_run
+    with pytest.raises(AlreadyRunning):
+        running.start(seed=1, owner="lecturer")
+    other.shutdown()
+    assert under_way() is None and list(temp_root.iterdir()) == []

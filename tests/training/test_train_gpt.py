@@ -11,6 +11,7 @@ from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, WORDS, load
 from model.gpt.vocabulary import SEPARATOR_ID
 from training import gpt_data, train_gpt
+from training.progress import read_latest
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,23 @@ def test_a_watched_run_writes_its_progress_and_trains_the_same_weights(smoke, tm
                            str(tmp_path / "progress.jsonl"), "--weights-every", "20"]) == 0
     lines = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
     kinds = [line["kind"] for line in lines]
-    assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("step") == 40 and kinds.count("weights") == 2
-    assert [line["step"] for line in lines if line["kind"] == "evaluation"] == [0, 10, 20, 30, 40]
+    assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("step") == 40
+    assert [line["step"] for line in lines if line["kind"] == "weights"] == [0, 20, 40]  # the random model first
+    evaluations = [line for line in lines if line["kind"] == "evaluation"]
+    assert [e["step"] for e in evaluations] == [0, 10, 20, 30, 40]
+    metrics = json.loads((out / METRICS).read_text())["evaluations"]
+    assert [(e["exact_match"], e["induction"], e["previous_token"]) for e in evaluations] == [
+        (m["copy_accuracy"], m["induction"], m["previous_token"]) for m in metrics]  # every head's scores, streamed
     again, first = load_file(out / "model.safetensors"), load_file(smoke / "model.safetensors")
     assert all(torch.equal(again[k], first[k]) for k in first)
+
+
+def test_a_watched_run_writes_its_trained_weights_last_whatever_its_weights_every(tmp_path):
+    out = tmp_path / "watched"
+    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3", "--no-snapshots", "--progress",
+                           str(tmp_path / "progress.jsonl"), "--weights-every", "15"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines if line["kind"] == "weights"] == [0, 15, 30, 40]
+    step, weights = read_latest(tmp_path)
+    model, _ = load(out)
+    assert step == 40 and all(torch.equal(weights[k], v) for k, v in model.state_dict().items())

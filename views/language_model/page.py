@@ -28,6 +28,8 @@ PARTS = {
     "induction": (N_("Copying from context"), "views.language_model.induction"),
     "heads": (N_("Switch heads off"), "views.language_model.heads"),
     "lens": (N_("Layers (logit lens)"), "views.language_model.lens"),
+    "learning": (N_("Watch it learn"), "views.language_model.learning"),
+    "live": (N_("Train it live"), "views.language_model.live"),
 }
 TOY_ONLY = ("learning", "live")  # parts about the toy GPT's own training
 # a toy sentence, then its start again: the induction head makes the toy GPT write the rest of it
