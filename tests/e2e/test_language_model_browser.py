@@ -1,10 +1,19 @@
 """The Language model page in a real browser: the toy GPT's default prompt stepped to its end with Next, Previous and
 Play; a sampling link reloaded writes the same words; the induction part shows the stripe of the head its score finds;
-an empty prompt answered with a plain message."""
+an empty prompt answered with a plain message; the snapshot slider at its first and last step; a live run of a few
+steps finishes while a second visitor's start is refused."""
 import re
+from pathlib import Path
 
+import pytest
+
+from harness.servers import spawn
+from model.gpt.snapshots import snapshot_steps
 from tests.e2e.test_encoder_decoder_translator import ticks
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error, open_page
+
+ROOT = Path(__file__).resolve().parents[2]
+LIVE_STEPS = 300  # a live run of a few seconds, long enough for a second visitor to try a start while it runs
 
 
 def step_line(page) -> str:
@@ -67,3 +76,55 @@ def test_an_empty_prompt_gets_a_plain_message(page, server):
     page.get_by_text("Type a prompt above").wait_for(timeout=TIMEOUT)
     assert page.locator(".js-plotly-plot").count() == 0
     assert_no_error(page)
+
+
+def test_the_snapshot_slider_at_its_first_and_last_step(page, server, shoot):
+    last = snapshot_steps()[-1]
+    open_page(page, server, "language-model", part="learning")
+    page.get_by_text(re.compile(r"^Random weights\.")).wait_for(timeout=TIMEOUT)
+    titles = page.locator(".gtitle").all_text_contents()
+    assert any(t.startswith("Induction head layer 1 · head") and "step 0 (random)" in t for t in titles), titles
+    snapshot = page.locator('[data-testid="stSlider"]').filter(has_text="Training step (a snapshot")
+    snapshot = snapshot.get_by_role("slider")
+    snapshot.focus()
+    page.keyboard.press("End")
+    page.wait_for_function(f"() => location.search.includes('snap={last}')", timeout=TIMEOUT)
+    page.get_by_text(re.compile(r"^After the jump\.")).wait_for(timeout=TIMEOUT)
+    page.wait_for_function(f"() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.includes("
+                           f"'after {last} steps'))", timeout=TIMEOUT)
+    assert_no_error(page)
+    shoot(page, "language-model-learning-last")
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    """A server whose live GPT training stops after LIVE_STEPS steps (a few seconds), for this module alone."""
+    try:
+        with spawn(ROOT / "app.py", env={"ATTNVIZ_LIVE_GPT_STEPS": str(LIVE_STEPS)}, session_ttl=None) as running:
+            yield running.url.rstrip("/")
+    except RuntimeError as e:
+        pytest.fail(str(e))
+
+
+def test_a_live_run_finishes_and_a_second_start_is_refused(browser, live_server, shoot):
+    lecturer, student = browser.new_context(), browser.new_context()  # two sessions
+    try:
+        first, second = lecturer.new_page(), student.new_page()
+        for p in (first, second):
+            p.errors = []
+            p.on("pageerror", lambda e, p=p: p.errors.append(str(e)))
+            p.goto(f"{live_server}/language-model?part=live")
+            p.get_by_role("button", name="Train a new model live").wait_for(timeout=TIMEOUT)
+        first.get_by_role("button", name="Train a new model live").click()
+        first.get_by_text(re.compile(r"Training \(run 1 of this server")).wait_for(timeout=TIMEOUT)
+        second.get_by_role("button", name="Train a new model live").click()
+        second.get_by_text(re.compile("A live training is already running on this server")).wait_for(timeout=TIMEOUT)
+        first.get_by_text(re.compile(rf"Finished: {LIVE_STEPS} steps in")).wait_for(timeout=TIMEOUT)
+        first.wait_for_selector(CHART, timeout=TIMEOUT)
+        assert first.locator(".js-plotly-plot").count() >= 2  # the curve and the induction head's map
+        for p in (first, second):
+            assert_no_error(p)
+        shoot(first, "language-model-live-finished")
+    finally:
+        lecturer.close()
+        student.close()
