@@ -6,6 +6,7 @@ import functools
 import json
 from pathlib import Path
 
+import torch
 from safetensors.torch import save_file
 from torch import Tensor
 
@@ -13,11 +14,14 @@ from model.facts import SpecialTokens
 from model.gpt.checkpoint import hf_name, our_name, read_config
 from model.gpt.config import GPTConfig
 from model.gpt.model import GPT
+from model.gpt.probes import text_induction_scores
 from model.gpt.vocabulary import SEPARATOR, SEPARATOR_ID, UNK, UNK_ID, WordVocabulary
 from model.loading.checkpoint import CONFIG, SAFETENSORS
 
 SHIPPED = Path(__file__).resolve().parents[1] / "weights" / "gpt"
 WORDS, METRICS, SNAPSHOTS = "words.json", "metrics.json", "snapshots.safetensors"
+# The pages' first text for the toy GPT: a toy sentence, then the same sentence again, where an induction head shows
+SHOWCASE_TEXT = "the teacher saw two red birds at school . the teacher saw two red birds at school"
 
 
 def hf_config(config: GPTConfig) -> dict:
@@ -80,3 +84,22 @@ def induction_head(directory: Path = SHIPPED) -> tuple[int, int]:
     best = max(((ly, h) for ly in range(1, len(scores)) for h in range(len(scores[ly]))),
                key=lambda lh: scores[lh[0]][lh[1]], default=(0, 0))
     return int(best[0]), int(best[1])
+
+
+@functools.lru_cache(maxsize=4)
+def showcase_head(directory: Path = SHIPPED) -> tuple[int, int]:
+    """(layer, head) the pages open at on SHOWCASE_TEXT: of the heads after layer 0, the one with the highest
+    induction score on that text (model.gpt.probes.text_induction_scores; where several heads share the copying, the
+    best on random probes need not show best on a sentence written twice); induction_head() when the model cannot be
+    read."""
+    try:
+        model, vocabulary = load(directory)
+    except (OSError, ValueError, KeyError):
+        return induction_head(directory)
+    if vocabulary is None or model.config.n_layer < 2:
+        return induction_head(directory)
+    ids = torch.tensor(vocabulary.ids(SHOWCASE_TEXT.split()))
+    with torch.inference_mode():
+        scores = text_induction_scores(model(ids[None]).attentions, ids)[1:]  # (layers - 1, heads)
+    layer, head = divmod(int(scores.argmax()), scores.size(1))
+    return layer + 1, head

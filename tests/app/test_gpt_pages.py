@@ -9,7 +9,7 @@ import torch
 
 from harness import apptest
 from harness.apptest import charts, figures, link_value, plotly_array
-from model.gpt.toy import induction_head, load
+from model.gpt.toy import load, showcase_head
 from views.shell.registry import MODEL, PAGES
 from views.widgets.pickers import GPT_TEXT
 
@@ -33,7 +33,7 @@ def test_every_page_with_a_model_runs_the_toy_gpt(path):
 @pytest.mark.parametrize("path", ["heatmap", "all-heads", "softmax", "masks", "neurons", "compare"])
 def test_pages_open_at_the_induction_head(path):
     at = apptest.open_page(path, model="gpt")
-    layer, head = induction_head()
+    layer, head = showcase_head()
     assert layer >= 1 and (link_value(at, "layer"), link_value(at, "head")) == (str(layer), str(head))
 
 
@@ -44,7 +44,7 @@ def test_the_heatmap_is_the_model_s_causal_attention_at_that_head(toy):
     z = plotly_array(figure["data"][0]["z"])
     ids = torch.tensor([vocabulary.ids(GPT_TEXT.split())])
     with torch.inference_mode():
-        layer, head = induction_head()
+        layer, head = showcase_head()
         want = model(ids).attentions[layer][0, head].numpy()
     shown = np.nan_to_num(z, nan=0.0)
     np.testing.assert_allclose(shown, want, atol=5e-5 + 1e-7)  # the chart sends 4 decimals
@@ -82,7 +82,7 @@ def test_the_atlas_measures_induction_on_the_text(model):
     assert induction.notna().all() and (induction >= 0).all() and (induction <= 1).all()
     assert list(table.columns).index("induction") == list(table.columns).index("previous") + 1  # beside it
     if model == "gpt":  # on its own text written twice, the head found on the probes is the one that does it most
-        layer, head = induction_head()
+        layer, head = showcase_head()
         row = table[(table["layer"] == layer) & (table["head"] == head)]
         assert float(row["induction"].iloc[0]) == pytest.approx(float(induction.max()))
 

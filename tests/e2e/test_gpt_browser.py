@@ -1,7 +1,7 @@
 """The toy GPT in a real browser: a page opens on its sentence written twice at its induction head, whose map shows
 the stripe (each word of the second copy looking at the word after its first occurrence); the masks page says, in
 Chinese too, that its causal mask is always on."""
-from model.gpt.toy import induction_head
+from model.gpt.toy import showcase_head
 from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
 from views.widgets.pickers import GPT_TEXT
@@ -11,7 +11,7 @@ def test_the_heatmap_opens_at_the_induction_head(page, server, shoot):
     page.goto(f"{server}/?model=gpt")
     page.wait_for_selector(CHART, timeout=TIMEOUT)
     settled(page)
-    layer, head = induction_head()
+    layer, head = showcase_head()
     assert f"layer={layer}" in page.url and f"head={head}" in page.url
     assert page.locator("textarea").first.input_value() == GPT_TEXT
     assert page.get_by_text(f"Layer {layer}, head {head}").count() >= 1

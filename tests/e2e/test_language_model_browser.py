@@ -59,7 +59,7 @@ def test_the_induction_part_shows_the_stripe_of_the_head_found_by_its_score(page
     open_page(page, server, "language-model", part="induction", probe_seed=3)
     page.get_by_text(re.compile(r"Copy accuracy on the second copy: \d+%")).wait_for(timeout=TIMEOUT)
     titles = page.locator(".gtitle").all_text_contents()
-    assert any(re.match(r"Induction head: layer 1 · head \d \(score 0\.9\d\)", t) for t in titles), titles
+    assert any(re.match(r"Induction head: layer 1 · head \d \(score 0\.[89]\d\)", t) for t in titles), titles
     assert any(t.startswith("Previous-token head: layer 0") for t in titles), titles
     shoot(page, "language-model-induction")
     page.get_by_role("button", name="New random words").click()

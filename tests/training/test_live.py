@@ -169,7 +169,7 @@ def test_the_step_budget_comes_from_the_environment():
     for bad in ("-1", "ten", "1e3", "99999"):
         with pytest.raises(ValueError, match="ATTNVIZ_LIVE_STEPS must be a whole number"):
             live_steps({"ATTNVIZ_LIVE_STEPS": bad})
-    assert live_gpt_steps({"ATTNVIZ_LIVE_STEPS": "40"}) == 4000  # each kind has its own
+    assert live_gpt_steps({"ATTNVIZ_LIVE_STEPS": "40"}) == 3500  # each kind has its own
     assert live_gpt_steps({"ATTNVIZ_LIVE_GPT_STEPS": "12"}) == 12
     assert live_gpt_steps({"ATTNVIZ_LIVE_GPT_STEPS": "0"}) == 0
     with pytest.raises(ValueError, match="ATTNVIZ_LIVE_GPT_STEPS must be a whole number of steps from 0 \\(off\\) to "

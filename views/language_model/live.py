@@ -120,9 +120,9 @@ def section(lm: LanguageModel) -> None:
         return
     st.caption(_("Trains a new toy GPT from random weights on this server, now: the shipped model and recipe (batches "
                  "of 32 contexts of 64 words) for {steps} steps at one thread. Its loss sits on a plateau for about "
-                 "3,000 steps, then falls as the copy accuracy jumps and the induction head's stripe appears: with "
-                 "seed 0, between about steps 3,100 and 3,600, a minute and a half to two minutes after the start on "
-                 "an idle server (another seed may jump later, or not within the run). One live training runs at a "
+                 "2,500 steps, then falls as the copy accuracy jumps and the induction head's stripe appears: with "
+                 "seed 0, between about steps 2,600 and 3,000, about a minute and a half after the start on an idle "
+                 "server (another seed may jump later, or not within the run). One live training runs at a "
                  "time per server, the Translate page's included.").format(steps=f"{live.settings.steps:,}"))
     run = controls(live)
     if run is None:

@@ -4,7 +4,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.showcase import SHOWCASE
-from model.gpt.toy import induction_head
+from model.gpt.toy import SHOWCASE_TEXT, showcase_head
 from model.kinds import SourceKey
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig, is_language_model
 from model.messages import Later
@@ -16,7 +16,7 @@ MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 # The toy GPT reads toy English (docs/toy-language.md): a sentence and its repeat, so that its induction head (the
 # page opens at it) shows at once: each word of the second copy looks at the word after its first occurrence.
-GPT_TEXT = "the teacher saw two red birds at school . the teacher saw two red birds at school"
+GPT_TEXT = SHOWCASE_TEXT
 # The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
 # empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
 CHINESE_SOURCE = "我有一只猫"
@@ -187,9 +187,9 @@ def pick(maps, layer: int, head: int, mean: bool):
 
 def first_head(choice, num_layers: int, num_heads: int) -> tuple[int, int]:
     """The layer and head a page opens at before any is chosen: on the pretrained MiniLM the head measured best at
-    `it` -> what it refers to (model.analysis.showcase), on the toy GPT its induction head (measured on held-out
-    repeat probes when it was trained), not layer 0 head 0; (0, 0) on other models."""
+    `it` -> what it refers to (model.analysis.showcase), on the toy GPT the induction head that shows best on its
+    first text, a sentence written twice (model.gpt.toy.showcase_head), not layer 0 head 0; (0, 0) on other models."""
     key = None if choice is None else choice.key
-    layer, head = (SHOWCASE["all-MiniLM-L6-v2"] if key == DEFAULT_KEY else induction_head() if key == SourceKey.GPT
+    layer, head = (SHOWCASE["all-MiniLM-L6-v2"] if key == DEFAULT_KEY else showcase_head() if key == SourceKey.GPT
                    else (0, 0))
     return (layer, head) if layer < num_layers and head < num_heads else (0, 0)
