@@ -47,8 +47,9 @@ def kind_of(payload: bytes) -> str:
     return kind or "?"
 
 
-def load(browser, url: str, quiet: float) -> tuple[int, collections.Counter]:
-    """(bytes received, bytes by kind) for one page load in a fresh context."""
+def load(browser, url: str, quiet: float, ready: str = CHART) -> tuple[int, collections.Counter]:
+    """(bytes received, bytes by kind) for one page load in a fresh context; ready: what the page shows once drawn (a
+    chart, unless told)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     by_kind: collections.Counter = collections.Counter()
@@ -62,7 +63,7 @@ def load(browser, url: str, quiet: float) -> tuple[int, collections.Counter]:
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     try:
         page.goto(url)
-        page.wait_for_selector(CHART, timeout=600_000)
+        page.wait_for_selector(ready, timeout=600_000)
         while not by_kind["script_finished"] or time.perf_counter() - last[0] < quiet:
             page.wait_for_timeout(100)
     finally:
