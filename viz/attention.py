@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 from locales import _
 from viz import wire
-from viz.labels import tick_angle
+from viz.labels import tick_angle, visible
 from viz.spec import FigureSpec
 
 # The chart toolbar: PNG download by default, no plotly logo.
@@ -18,12 +18,13 @@ def axis_labels(tokens) -> list[str]:
 
     Plotly merges equal categories, so the n-th repeat of a token gets an invisible suffix: n in
     binary written with two zero-width characters (short even for 500 repeats of one word);
-    '<' and '&' are escaped because plotly renders a little HTML in labels.
+    '<' and '&' are escaped because plotly renders a little HTML in labels; a control character is drawn as its
+    picture (viz.labels.visible).
     """
     seen: dict[str, int] = {}
     labels = []
     for tok in tokens:
-        safe = html.escape(str(tok), quote=False)
+        safe = html.escape(visible(str(tok)), quote=False)
         n = seen.get(safe, 0)
         seen[safe] = n + 1
         labels.append(safe + (f"{n:b}".translate(_INVISIBLE_BITS) if n else ""))

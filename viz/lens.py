@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import _
+from viz.labels import visible
 
 
 def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str, columns: str | None = None,
@@ -15,13 +16,13 @@ def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str, colu
     template (by default both say decoding steps and the word the decoder wrote)."""
     chosen_p = np.asarray(chosen_p, dtype=np.float32)
     layers, t = chosen_p.shape
-    top_words = [[[html.escape(w, quote=False) for w in cell] for cell in row] for row in top_words]
+    top_words = [[[html.escape(visible(w), quote=False) for w in cell] for cell in row] for row in top_words]
     text = [[f"{row[i][0]}<br>{p[i][0]:.2f}" for i in range(t)] for row, p in zip(top_words, np.asarray(top_p))]
     lists = [["<br>".join(f"{w} {q:.3f}" for w, q in zip(row[i], p[i])) for i in range(t)]
              for row, p in zip(top_words, np.asarray(top_p))]
     custom = np.dstack([np.asarray(lists, dtype=object), np.asarray(chosen_rank).astype(str).astype(object)])
     fig = go.Figure(go.Heatmap(
-        z=chosen_p, x=[f"{i + 1}: {html.escape(w, quote=False)}" for i, w in enumerate(steps)],
+        z=chosen_p, x=[f"{i + 1}: {html.escape(visible(w), quote=False)}" for i, w in enumerate(steps)],
         y=[_("layer {n}").format(n=n) for n in range(layers)], zmin=0.0, zmax=1.0, colorscale="Viridis",
         text=text, texttemplate="%{text}", customdata=custom, colorbar={"thickness": 12, "title": {"text": "p"}},
         hovertemplate=hover or _("%{y}, step %{x}<br>the word written: p = %{z:.3f}, rank %{customdata[1]}<br>"

@@ -88,3 +88,19 @@ def test_a_hostile_stop_is_one_short_code_span_and_the_page_still_works():
     assert warning.count("`") == 2 and len(warning) < 200  # one code span, the value cut to 20 characters
     assert "<img src=x onerr" in warning
     assert not any("Tour, stop" in m.value for m in at.markdown) and at.get("plotly_chart") or at.get("bidi_component")
+
+
+def test_next_to_a_stop_on_the_same_page_opens_that_stop_s_state():
+    """Stops 10 and 11 are both the Language model page: Next from one to the other (the same page, new link) shows
+    the next stop's part, not the part this session's widgets held."""
+    first, second = len(tour_stops.STOPS) - 1, len(tour_stops.STOPS)
+    assert tour_stops.STOPS[first - 1].path == tour_stops.STOPS[second - 1].path == "language-model"
+    at = _open("language-model", **tour_stops.query_params(first, "en"))
+    assert at.segmented_control(key="part").value == "next"
+    at.query_params.clear()  # what the Next link opens
+    for name, value in tour_stops.query_params(second, "en").items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception and at.segmented_control(key="part").value == "induction"
+    at.segmented_control(key="part").set_value("heads").run()  # a move on the stop itself is the visitor's
+    assert at.segmented_control(key="part").value == "heads"

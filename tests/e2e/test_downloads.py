@@ -87,7 +87,8 @@ ONLY_TRANSLATOR = ["translate"]  # pages of the trained translator alone: no mod
 NO_MODEL = ["tour"]  # links to the other pages: nothing to download
 RANDOM_PAGES = [spec.path for spec in PAGES
                 if MODEL not in spec.needs and spec.path not in [*ONLY_TRANSLATOR, *NO_MODEL, LANGUAGE_MODEL]]
-CELLS = ([(p, s) for p in PICKER_PAGES for s in SOURCES if s not in ("translator", "gpt-lens") or p in TRANSLATOR_PAGES]
+PICKED = [s for s in SOURCES if s != "gpt-lens"]  # gpt-lens: the Language model page's lens part alone
+CELLS = ([(p, s) for p in PICKER_PAGES for s in PICKED if s != "translator" or p in TRANSLATOR_PAGES]
          + [pytest.param(LANGUAGE_MODEL, s, id=f"{LANGUAGE_MODEL}-{s}") for s in ("gpt", "gpt2-dir", "gpt-lens")]
          + [pytest.param(p, s, id=f"{p}-{s}") for p in RANDOM_PAGES for s in ("random-learned", "random-sinusoidal")]
          + [pytest.param(p, "translator", id=f"{p}-translator") for p in ["encoder-decoder", *ONLY_TRANSLATOR]])

@@ -143,14 +143,15 @@ def section(lm: LanguageModel) -> None:
         names[starts] = _("{step} (the jump starts)").format(step=starts)
     if ends in steps:
         names[ends] = _("{step} (the jump has ended)").format(step=ends)
-    step = state.choice(_("Training step (a snapshot of the shipped training)"), "snap", list(steps), steps[0],
-                        widget="select_slider", format_func=lambda s: names.get(s, str(s)),
-                        help=_("The shipped toy GPT was saved at these steps while it trained, most of them inside "
-                               "the jump: drag from the random model (step 0) to the trained one."))
-    state.show_notices()
+    with lecture.sidebar():  # in front of a class the curve comes first
+        step = state.choice(_("Training step (a snapshot of the shipped training)"), "snap", list(steps), steps[0],
+                            widget="select_slider", format_func=lambda s: names.get(s, str(s)),
+                            help=_("The shipped toy GPT was saved at these steps while it trained, most of them "
+                                   "inside the jump: drag from the random model (step 0) to the trained one."))
+        state.show_notices()
     at, head = record.at(step), record.induction_head()
     c = circuit_at(step, lm)
-    left, middle, right, fourth = st.columns(4)
+    left, middle, right, fourth = lecture.controls(4)
     left.metric(_("Training step (of {last})").format(last=last), str(step))
     middle.metric(_("Copy accuracy"), f"{record.copy_accuracy[at]:.1%}",
                   help=_("On {n} held-out repeat probes, every head on: the share of the second copy's words the model "
@@ -161,7 +162,7 @@ def section(lm: LanguageModel) -> None:
                         "occurrence, on the same probes."))
     fourth.metric(_("Training loss"), "–" if step == 0 else f"{record.loss[step - 1]:.3f}",
                   help=_("Cross-entropy of the step's batch of 32 contexts, in nats per word."))
-    st.markdown(phase(step, record))
+    (lecture.place() or st).markdown(phase(step, record))
     evaluations = list(zip(record.steps, record.copy_accuracy.tolist()))
     curve(record.loss, evaluations, step, None, "lm-learning-curve")
     st.caption(_("The training loss of every step (blue) and the copy accuracy (red). Grey: the plateau, where the "

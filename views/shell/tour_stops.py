@@ -15,6 +15,7 @@ from views.shell.registry import by_path
 from views.widgets.state import notice
 
 NAME = "tour"  # ?tour=k: the stop this page is (1-based)
+_ARRIVED = "_tour_arrived"  # session: the stop whose state was last applied
 _SENTENCE = PROBES[0][0]  # the default sentence: `it` refers to `animal`
 _LAYER, _HEAD = SHOWCASE["all-MiniLM-L6-v2"]  # the head measured best at it -> animal
 _IT = 10  # the token `it` in _SENTENCE ([CLS] the animal didn ' t cross the street because it ...)
@@ -128,13 +129,25 @@ def _nav(k: int, lang: str, container, stacked: bool = False) -> None:
                         icon=":material/arrow_forward:", query_params=query_params(k + 1, lang))
 
 
+def _arrive(k: int) -> None:
+    """On arriving at stop k (its link opened, or Previous / Next from another stop, which may be on the same page), the
+    stop's state from its link wins over what this session's widgets hold: two stops on one page differ only in it."""
+    if st.session_state.get(_ARRIVED) == k:
+        return
+    st.session_state[_ARRIVED] = k
+    for name in STOPS[k - 1].params:
+        st.session_state.pop(name, None)  # views.widgets.state then reads it from the link
+
+
 def banner(path: str, lang: str, where=st) -> None:
     """Above a page opened from the tour (or in `where`, the sidebar in lecture mode): the stop, what to look at,
     previous / next, and its link."""
     k = stop_here(path)
     if k is None:
+        st.session_state.pop(_ARRIVED, None)  # off the tour: a stop's link opened later applies its state again
         return
     stop = STOPS[k - 1]
+    _arrive(k)
     box = where.container(border=True)
     box.markdown(_("**Tour, stop {k} of {n}: {title}**").format(k=k, n=len(STOPS), title=_(stop.title)))
     box.markdown(_(stop.text))
