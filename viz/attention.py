@@ -5,8 +5,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import _
+from model.printable import visible
 from viz import wire
-from viz.labels import tick_angle, visible
+from viz.labels import tick_angle
 from viz.spec import FigureSpec
 
 # The chart toolbar: PNG download by default, no plotly logo.
@@ -19,7 +20,7 @@ def axis_labels(tokens) -> list[str]:
     Plotly merges equal categories, so the n-th repeat of a token gets an invisible suffix: n in
     binary written with two zero-width characters (short even for 500 repeats of one word);
     '<' and '&' are escaped because plotly renders a little HTML in labels; a control character is drawn as its
-    picture (viz.labels.visible).
+    picture (model.printable.visible).
     """
     seen: dict[str, int] = {}
     labels = []

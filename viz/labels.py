@@ -2,15 +2,6 @@
 import unicodedata
 
 SLANTED = -60  # key labels slant so that words fit under narrow columns
-# A control character in a label (a byte-level BPE token can be one) is drawn as its visible picture: raw, it shows as
-# nothing, and it makes a chart saved as SVG an XML file no program opens. C0 -> U+2400.., DEL -> U+2421, C1 -> \x..
-_CONTROL_PICTURES = {**{c: chr(0x2400 + c) for c in range(0x20)}, 0x7F: "\u2421",
-                     **{c: f"\\x{c:02x}" for c in range(0x80, 0xA0)}}
-
-
-def visible(text: str) -> str:
-    """text with each control character replaced by a visible stand-in (_CONTROL_PICTURES)."""
-    return text.translate(_CONTROL_PICTURES)
 
 
 def token_label(tokens, i: int) -> str:

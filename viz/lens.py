@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import _
-from viz.labels import visible
+from model.printable import visible
 
 
 def lens_figure(chosen_p, top_words, top_p, chosen_rank, steps, title: str, columns: str | None = None,

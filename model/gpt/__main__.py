@@ -26,6 +26,7 @@ from model.gpt.incremental import heads_off_for, logits_of, parse_heads
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load
 from model.loading.checkpoint import CheckpointError
+from model.printable import visible
 from model.sampling import Sampling
 
 TOP = 10
@@ -99,7 +100,7 @@ def run_file(model, reader, lines: list[str], args, heads, warn) -> list[str]:
             for k, row in enumerate(chunk):
                 n = len(row)
                 if args.predict:
-                    out[start + k] = reader.joined(logits[k, :n].argmax(-1).tolist())
+                    out[start + k] = visible(reader.joined(logits[k, :n].argmax(-1).tolist()))  # one line
                 elif n < 2:
                     out[start + k] = "nan"
                 else:
@@ -153,7 +154,8 @@ def main(argv=None) -> int:
         probs = next_word(model, ids, heads)
     top = probs.topk(min(TOP, probs.numel()))
     for p, i in zip(top.values.tolist(), top.indices.tolist()):
-        print(f"{reader.token(i)}\t{p:.4f}" if not math.isnan(p) else f"{reader.token(i)}\tnan")
+        word = visible(reader.token(i))  # a word per line, whatever the tokenizer's token holds
+        print(f"{word}\t{p:.4f}" if not math.isnan(p) else f"{word}\tnan")
     return 0
 
 

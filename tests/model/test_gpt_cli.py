@@ -10,6 +10,7 @@ from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 from model.gpt import GPT, GPTConfig
 from model.gpt.__main__ import main
 from model.gpt.incremental import logits_of
+from model.gpt.reading import WordReader
 from model.gpt.toy import load, save
 from model.gpt.vocabulary import WordVocabulary
 from training.toy_language import english_vocabulary
@@ -127,3 +128,11 @@ def test_a_hugging_face_gpt2_directory_reads_its_own_tokenizer(tmp_path, capsys)
     (tmp_path / "in.txt").write_text("attention is all you need\n")
     code, out, _ = run(capsys, "--file", tmp_path / "in.txt", "--score", "--model", directory)
     assert code == 0 and float(out) > 0
+
+
+def test_a_token_that_is_a_control_character_prints_as_its_picture(capsys, monkeypatch):
+    """A byte-level BPE token can be a line feed or a carriage return: each word of the listing stays on its line."""
+    monkeypatch.setattr(WordReader, "token", lambda self, i: "\r" if i % 2 else "\n")
+    code, out, _ = run(capsys, "the teacher saw")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 10 and {line.split("\t")[0] for line in lines} <= {"\u240d", "\u240a"}

@@ -2,8 +2,9 @@
 character is drawn visibly."""
 import numpy as np
 
+from model.printable import visible
 from viz.attention import axis_labels, heatmap_spec
-from viz.labels import SLANTED, tick_angle, visible, width
+from viz.labels import SLANTED, tick_angle, width
 from viz.masks import difference_heatmap, mask_heatmap
 
 CHINESE, WORDS = list("我有一只猫"), ["the", "cat", "sat", "on", "it"]
