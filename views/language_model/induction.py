@@ -142,7 +142,11 @@ def section(lm: LanguageModel) -> None:
     else:
         st.markdown(_("**The prompt.** Where a word comes back, the model predicts what followed it the first time "
                       "at {k} of {n} places.").format(k=int(c.copies[c.copied].sum()), n=int(c.copied.sum())))
-    left, right = lecture.charts_row(2)
+    # in front of a class the stripe comes first (each map is the whole width there); else side by side, in the order
+    # the circuit reads: the previous-token head, then the induction head
+    left, right = st.columns(2) if not lecture.on() else (st.container(), st.container())
+    if lecture.on():
+        left, right = right, left
     with left:
         show_chart(heatmap_spec(c.attentions[p_layer, p_head], tokens, tokens, _(
             "Previous-token head: {head} (score {score:.2f})").format(head=head_name(p_layer, p_head),
