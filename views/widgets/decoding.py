@@ -63,7 +63,7 @@ def way_controls(ways=tuple(WAYS), top_k_most: int = 20) -> Way:
     top_k = state.int_slider(_("top-k (0: every word)"), "top_k", 0, top_k_most, 0, container=row[1])
     top_p = state.float_slider(_("top-p (1: every word)"), "top_p", 0.05, 1.0, 1.0, container=row[2], step=0.05)
     seed = state.int_slider(_("Seed"), "draw", 0, 99, 0, container=row[3],
-                            help=_("The same seed draws the same words: a sampled translation can be shown again."))
+                            help=_("The same seed draws the same words: a sampled text can be shown again."))
     st.caption(_("z: the decoder's score of each word. T > 1 flattens the distribution, T < 1 sharpens it (T → 0 is "
                  "greedy). Then only the top-k most likely words are kept, then the fewest whose probabilities reach "
                  "top-p, and the kept ones are divided by their sum."))
