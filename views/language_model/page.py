@@ -5,7 +5,6 @@ The page holds what its parts share: the model (?model=, language models only), 
 reads it, the heads switched off (?off=, in the sidebar, for every part), and which part is shown (?part=). Each part
 is a module with section(lm: LanguageModel), drawn in a fragment: a slider in it reruns only it.
 """
-import importlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -19,7 +18,7 @@ from views.shell.frame import Page
 from views.shell.markdown import code
 from views.shell.reading import unknown_notice
 from views.widgets import state
-from views.widgets.decoding import PLAY_EVERY
+from views.widgets.decoding import show_part
 from views.widgets.pickers import language_model_choice
 
 # ?part= -> (label, module): each module has section(lm: LanguageModel)
@@ -152,14 +151,4 @@ def view(page: Page) -> None:
         part = state.choice(_("Show"), "part", parts, "next", widget="segmented_control",
                             format_func=labels.__getitem__)
     lm = LanguageModel(choice, loaded, reader, prompt, ids, tokens, words, off)
-    if part != "next":
-        st.session_state[PLAYING] = False
-    (_playing if st.session_state.get(PLAYING) else _part)(part, lm)
-
-
-def _section(part: str, lm: LanguageModel) -> None:
-    importlib.import_module(PARTS[part][1]).section(lm)
-
-
-_part = state.fragment(_section)
-_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing
+    show_part(PARTS, part, "next", PLAYING, lm)

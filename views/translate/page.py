@@ -4,7 +4,6 @@ The page holds what its parts share: the Chinese source (?src=), whether it is a
 its correct translation, the heads switched off (?off=, in the sidebar, for every part), and which part is shown
 (?part=). Each part is a module with section(t: Translate), drawn in a fragment: a slider in it reruns only it.
 """
-import importlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -18,7 +17,7 @@ from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.reading import unknown_notice
 from views.widgets import state
-from views.widgets.decoding import PLAY_EVERY
+from views.widgets.decoding import show_part
 from views.widgets.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
 
 # ?part= -> (label, module): each module has section(t: Translate)
@@ -138,14 +137,4 @@ def view(page: Page) -> None:
         labels = {key: _(label) for key, (label, _module) in PARTS.items()}  # translated now (see heads_off)
         part = state.choice(_("Show"), "part", list(PARTS), "steps", widget="segmented_control",
                             format_func=labels.__getitem__)
-    if part != "steps":
-        st.session_state[PLAYING] = False
-    (_playing if st.session_state.get(PLAYING) else _part)(part, t)
-
-
-def _section(part: str, t: Translate) -> None:
-    importlib.import_module(PARTS[part][1]).section(t)
-
-
-_part = state.fragment(_section)
-_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing
+    show_part(PARTS, part, "steps", PLAYING, t)
