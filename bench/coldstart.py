@@ -1,11 +1,17 @@
-"""Cold start: from `streamlit run app.py` to the first chart drawn in a real browser (Debian's Chromium).
+"""Cold start: from the server process's start to the first chart drawn in a real browser (Debian's Chromium), for
+`streamlit run app.py` and for `python serve.py` (the same server, warming up in the background what every first
+visitor needs: views/warm.py), against a later visitor of the same server.
 
-The browser is already open (a student's is); the clock starts when the server process is spawned.
-Reported per run: server health answering, first chart drawn, and the heaviest top-level imports
-before health (paid by every start) and between health and the chart (paid by the first visitor),
-read from `python -X importtime`. Budget (issue 5): first chart under 10 s with the default model.
+The browser is already open (a student's is); the clock starts when the server process is spawned. Per run:
+- health: /_stcore/health answers; ready: `serve.py --check` passes (the warm-up has ended; serve.py only);
+- first visitor, from start: the first student opens the page the moment the server answers (worst case);
+- first visitor, from request: from that student's page request to its chart;
+- a later visitor: a new tab opened once the first chart is drawn, from its request to its chart;
+and the heaviest top-level imports before health (paid by every start), read from `python -X importtime`.
+Budget (issue 32): at most 7.5 s from the process start to the first chart, the first visitor as fast as a later one.
+--drop-caches (root): empty the kernel's page cache before each start, as after a reboot or on a new node.
 
-    .venv/bin/python bench/coldstart.py [--runs 3]
+    .venv/bin/python bench/coldstart.py [--runs 3] [--launch serve streamlit] [--drop-caches]
 """
 import argparse
 import os
@@ -24,6 +30,8 @@ from harness.record import run  # noqa: E402
 from harness.servers import chromium, free_port  # noqa: E402
 
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$")
+CHART = ".js-plotly-plot .main-svg"
+LAUNCH = {"streamlit": ["-m", "streamlit", "run", "app.py"], "serve": ["serve.py"]}
 
 
 def top_level_imports(lines: list[str]) -> list[tuple[float, str]]:
@@ -36,61 +44,97 @@ def top_level_imports(lines: list[str]) -> list[tuple[float, str]]:
     return sorted(found, reverse=True)
 
 
-def one_start(browser) -> dict:
+def _wait(until, start: float, what: str) -> float:
+    while not until():
+        if time.perf_counter() - start > 120:
+            raise RuntimeError(f"{what}: not in 120 s")
+        time.sleep(0.02)
+    return time.perf_counter() - start
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok"
+    except OSError:
+        return False
+
+
+def _visit(browser, url: str) -> float:
+    """Seconds from a new tab's request to its first chart drawn."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        asked = time.perf_counter()
+        page.goto(url)
+        page.wait_for_selector(CHART, timeout=120_000)
+        return time.perf_counter() - asked
+    finally:
+        context.close()
+
+
+def one_start(browser, launch: str, drop_caches: bool) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    if drop_caches:
+        subprocess.run(["sync"], check=True)
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
     with tempfile.TemporaryFile("w+") as log:
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "streamlit", "run", "app.py",
-                                 "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", *LAUNCH[launch], "--server.port", str(port),
+                                 "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         try:
-            while True:
-                try:
-                    if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                        break
-                except OSError:
-                    time.sleep(0.02)
-                if time.perf_counter() - start > 120:
-                    raise RuntimeError("the server did not answer in 120 s")
-            health = time.perf_counter() - start
+            health = _wait(lambda: _healthy(url), start, "health")
             log.flush()
             at_health = log.tell()
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            page = context.new_page()
-            page.goto(url)
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+            first = _visit(browser, url)
             chart = time.perf_counter() - start
-            context.close()
+            ready = None
+            if launch == "serve":
+                check = [sys.executable, "serve.py", "--check", "--server.port", str(port)]
+                ready = _wait(lambda: subprocess.run(check, cwd=ROOT, capture_output=True).returncode == 0, start,
+                              "ready")
+            later = _visit(browser, url)
         finally:
             proc.terminate()
             proc.wait(timeout=20)
         log.seek(0)
-        text = log.read()
-    before, after = text[:at_health].splitlines(), text[at_health:].splitlines()
-    return {"health": health, "chart": chart, "before": top_level_imports(before)[:6],
-            "after": top_level_imports(after)[:6]}
+        before = log.read()[:at_health].splitlines()
+    return {"health": health, "ready": ready, "chart": chart, "first": first, "later": later,
+            "before": top_level_imports(before)[:6]}
+
+
+def _s(value) -> str:
+    return "" if value is None else f"{value:.2f}"
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--launch", nargs="+", choices=sorted(LAUNCH), default=["streamlit", "serve"])
+    parser.add_argument("--drop-caches", action="store_true", help="empty the page cache before each start (root)")
     args = parser.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
-    print("| run | server health (s) | first chart drawn (s) |")
-    print("|---:|---:|---:|")
-    results = []
+    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, page cache "
+          f"{'emptied before each start' if args.drop_caches else 'warm'}\n")
+    print("| launch | run | health (s) | ready (s) | first chart from start (s) | first visitor, from request (s) "
+          "| later visitor, from request (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    results = {}
     with chromium() as browser:
         for i in range(args.runs):
-            r = one_start(browser)
-            results.append(r)
-            print(f"| {i + 1} | {r['health']:.2f} | {r['chart']:.2f} |", flush=True)
-    print(f"| median | {statistics.median(r['health'] for r in results):.2f} | "
-          f"{statistics.median(r['chart'] for r in results):.2f} |")
-    last = results[-1]
-    for when, key in (("before health (every start)", "before"), ("after health, before the chart", "after")):
-        print(f"\nHeaviest top-level imports {when}:")
-        for seconds, name in last[key]:
+            for launch in args.launch:  # alternated, so that a busy spell hits both
+                r = one_start(browser, launch, args.drop_caches)
+                results.setdefault(launch, []).append(r)
+                print(f"| {launch} | {i + 1} | {_s(r['health'])} | {_s(r['ready'])} | {_s(r['chart'])} | "
+                      f"{_s(r['first'])} | {_s(r['later'])} |", flush=True)
+    for launch, rs in results.items():
+        med = {k: statistics.median(r[k] for r in rs) if rs[0][k] is not None else None
+               for k in ("health", "ready", "chart", "first", "later")}
+        print(f"| {launch} | median | {_s(med['health'])} | {_s(med['ready'])} | {_s(med['chart'])} | "
+              f"{_s(med['first'])} | {_s(med['later'])} |")
+    for launch, rs in results.items():
+        print(f"\nHeaviest top-level imports before health ({launch}, last run):")
+        for seconds, name in rs[-1]["before"]:
             print(f"  {seconds:6.2f} s  {name}")
 
 

@@ -80,14 +80,19 @@ class Server:
         stop_process(self.proc, sig)
 
 
-def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2) -> Server:
+def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2,
+          serve: bool = False) -> Server:
     """`streamlit run app_path` on a free port of 127.0.0.1, cwd = the repository, so that .streamlit/config.toml
-    applies; not waited for. Disconnected sessions live `session_ttl` s (None: Streamlit's default). The caller
-    stops it and removes its log."""
+    applies; not waited for. Disconnected sessions live `session_ttl` s (None: Streamlit's default). serve: the
+    app as a class's server runs it, `python serve.py` (app_path must be the app). The caller stops it and removes
+    its log."""
     port = free_port()
     log = Path(tempfile.mkstemp(prefix="attnviz-server-", suffix=".log")[1])
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true"]
+    if serve and Path(app_path).resolve() != ROOT / "app.py":
+        raise ValueError("serve.py runs the app, not " + str(app_path))
+    launch = [str(ROOT / "serve.py")] if serve else ["-m", "streamlit", "run", str(app_path)]
+    cmd = [sys.executable, *launch, "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true"]
     if session_ttl is not None:
         cmd += ["--server.disconnectedSessionTTL", str(session_ttl)]
     with log.open("wb") as out:
@@ -97,9 +102,10 @@ def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: 
 
 
 @contextlib.contextmanager
-def spawn(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2) -> Iterator[Server]:
+def spawn(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2,
+          serve: bool = False) -> Iterator[Server]:
     """A started server (see `start`) once /_stcore/health answers; stopped and its log removed on exit."""
-    server = start(app_path, env, session_ttl)
+    server = start(app_path, env, session_ttl, serve)
     try:
         server.wait_healthy()
         yield server

@@ -160,6 +160,11 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
 _HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)
 
 
+def shared_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
+    """The run for (model, text, mask), computed once in the budget, held by no session (the server's warm-up)."""
+    return cached((choice, text, mask), lambda: compute_run(choice, text, mask))
+
+
 def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     """The run for (model, text, mask): computed once, then shared through the budget.
 
@@ -167,7 +172,7 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     the rest of the class fills the budget: held runs go last, only if the budget needs their room. The claims
     are released with the session."""
     key = (choice, text, mask)
-    result = cached(key, lambda: compute_run(choice, text, mask))
+    result = shared_run(choice, text, mask)
     held = [h for h in st.session_state.get(_HELD, ()) if h.key != key]
     claim = budget().hold(key)
     st.session_state[_HELD] = tuple(h for h in (claim, *held) if h is not None)[:2]

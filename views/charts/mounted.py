@@ -25,6 +25,7 @@ import plotly
 import streamlit as st
 import streamlit.components.v1 as components_v1
 from streamlit import config as st_config
+from streamlit import runtime
 
 from views.charts.payload import pack
 from views.shell import lecture
@@ -50,10 +51,11 @@ def _loader() -> str:
             "export default async function (component) { return (await import(MODULE)).draw(component); }\n")
 
 
-# Streamlit serves a declared component's folder at /component/<module>.<name>/; declared while a script runs
-# (the first run imports this module), that is for the server's one runtime.
-components_v1.declare_component("static", path=str(STATIC))
-components_v1.declare_component("plotly", path=str(PLOTLY_JS))
+# Streamlit serves a declared component's folder at /component/<module>.<name>/, once it is declared to the server's
+# runtime: declare_component does that only while a script runs, and this module may be imported before any does
+# (serve.py's warm-up imports the pages at start-up), so each mount makes sure of it (_declared).
+_FOLDERS = (components_v1.declare_component("static", path=str(STATIC)),
+            components_v1.declare_component("plotly", path=str(PLOTLY_JS)))
 COMPONENT = "attnviz_chart"  # the components-v2 name of every chart element
 _mount = st.components.v2.component(COMPONENT, js=_loader(), isolate_styles=False)
 
@@ -94,5 +96,16 @@ def streamlit_chart(figure, name: str | None = None, container=None, **kwargs) -
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:
     """show_chart of a payload made by pack() (views/charts/head_chart.py makes its own); callbacks:
     on_<state>_change."""
+    _declared()
     with container if container is not None else contextlib.nullcontext():
         _mount(key=element_key(key), data=payload, **callbacks)
+
+
+def _declared() -> None:
+    """The folders chart.js and plotly.js are served from, declared to this server's runtime if they are not yet."""
+    if not runtime.exists():
+        return
+    registry = runtime.get_instance().component_registry
+    for folder in _FOLDERS:
+        if registry.get_component_path(folder.name) is None:
+            registry.register_component(folder)

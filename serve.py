@@ -1,0 +1,100 @@
+"""Start the app for a class: `streamlit run app.py`, and beside it, in the background, what every first visitor needs
+(views/warm.py), so that the first student of a fresh server waits no longer than the tenth.
+
+    python serve.py [streamlit run's flags]     e.g. --server.port=8501 --server.address=0.0.0.0
+    python serve.py --check [--server.port=N]   exit 0 once the server answers and the warm-up is done (health check)
+
+The warm-up writes a ready file when it ends (ATTNVIZ_READY_FILE, else attnviz-ready-<port> in the temp directory),
+holding the server's process id; --check reads it, so a container or a pod is ready only when a student's first visit
+is as fast as any other. Only the standard library is imported before the server starts: --check stays light."""
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+WARM_THREAD = "attnviz-warm-up"
+
+
+def port_of(args: list[str], environ=os.environ) -> int:
+    """The port Streamlit will listen on: --server.port=N or --server.port N, else STREAMLIT_SERVER_PORT, else 8501."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--server.port="):
+            return int(arg.split("=", 1)[1])
+        if arg == "--server.port" and i + 1 < len(args):
+            return int(args[i + 1])
+    return int(environ.get("STREAMLIT_SERVER_PORT", 8501))
+
+
+def ready_file(port: int, environ=os.environ) -> Path:
+    return Path(environ.get("ATTNVIZ_READY_FILE") or Path(tempfile.gettempdir()) / f"attnviz-ready-{port}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def check(args: list[str]) -> int:
+    """0 when the server on the port answers /_stcore/health with "ok" and its warm-up has ended, else 1."""
+    port = port_of(args)
+    try:
+        pid = int(ready_file(port).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        print("warming up", file=sys.stderr)
+        return 1
+    if not _alive(pid):
+        print(f"the ready file names process {pid}, which has ended", file=sys.stderr)
+        return 1
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=3) as response:
+            answer = response.read()
+    except OSError as e:
+        print(f"no answer on port {port}: {e}", file=sys.stderr)
+        return 1
+    return 0 if answer == b"ok" else 1
+
+
+class _NotFromWarmUp(logging.Filter):
+    """Streamlit warns "missing ScriptRunContext" whenever code meant for a page runs outside one, as the warm-up does
+    on purpose: drop that warning from the warm-up's thread, and only from it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != WARM_THREAD
+
+
+def _warm(marker: Path, started: float) -> None:
+    from views.warm import warm_up  # noqa: PLC0415 - in the warm-up's thread, beside the server's own start
+
+    took = warm_up()
+    marker.write_text(f"{os.getpid()}\n")
+    steps = ", ".join(f"{what} {seconds:.2f} s" for what, seconds in took.items())
+    print(f"attnviz: ready {time.monotonic() - started:.2f} s after start ({steps})", file=sys.stderr, flush=True)
+
+
+def main(args: list[str]) -> int:
+    if args[:1] == ["--check"]:
+        return check(args[1:])
+    started = time.monotonic()
+    marker = ready_file(port_of(args))
+    marker.unlink(missing_ok=True)  # a previous server's
+    sys.path.insert(0, str(ROOT))
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(_NotFromWarmUp())
+    threading.Thread(target=_warm, args=(marker, started), name=WARM_THREAD, daemon=True).start()
+    from streamlit.web import cli  # noqa: PLC0415 - after the warm-up has started: its imports run beside these
+
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *args]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,51 @@
+"""What every first visitor needs, prepared once when the server starts (serve.py runs this in a background thread),
+so that the first student of a fresh server waits no longer than the tenth: every page's code imported, the default
+model loaded with its compiled pass traced, its pass on the default sentence, the translator and the toy GPT loaded.
+
+It fills the same process-wide caches a page reads (runtime.memory's budget, st.cache_resource), so a page finds it
+all there; a student who arrives while it runs waits for the same build, never starts a second one."""
+import importlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+
+from model.kinds import SourceKey
+from model.loading.sources import DEFAULT_KEY
+from model.translator.source import TRANSLATOR_KEY
+from runtime.models import Choice, compiling, loaded_model
+from runtime.runs import shared_run
+from views.shell import registry
+from views.widgets.pickers import DEFAULT_TEXT
+
+log = logging.getLogger("attnviz.warm")
+
+
+def _imports() -> None:
+    importlib.import_module("app")  # the entry point's own imports: the shell, the widgets, the charts
+    for spec in registry.PAGES:  # each page's module, imported by the page frame on its first visit
+        importlib.import_module(spec.module)
+
+
+def steps() -> Iterator[tuple[str, Callable[[], object]]]:
+    """(what, how) in the order a first visitor needs them: the default page first."""
+    default = Choice(DEFAULT_KEY)
+    yield "imports", _imports
+    yield "default model", lambda: loaded_model(default)
+    yield "default pass", lambda: shared_run(default, DEFAULT_TEXT)
+    yield "compiled pass", lambda: compiling(default).wait()
+    yield "translator", lambda: loaded_model(Choice(TRANSLATOR_KEY))
+    yield "toy GPT", lambda: loaded_model(Choice(SourceKey.GPT))
+
+
+def warm_up() -> dict[str, float]:
+    """Run every step; seconds per step. A step that fails is logged and skipped: its page shows the error to whoever
+    asks for it, as without a warm-up, and the server still serves every other page."""
+    took = {}
+    for what, how in steps():
+        start = time.perf_counter()
+        try:
+            how()
+        except Exception:  # noqa: BLE001 - logged for the operator; the page that needs it says what went wrong
+            log.exception("warm-up: %s failed", what)
+        took[what] = time.perf_counter() - start
+    return took
