@@ -1,7 +1,8 @@
 """A class of students on one Streamlit server, all from this one process: each speaks Streamlit's own
-websocket protocol (protocol.py) and follows the session script of student.py; the server's CPU and memory are read
-from /proc (meter.py) and reported beside each step's latency (report.py). bench/load.py is its command line;
-tests/load runs a short class through run_load."""
+websocket protocol (protocol.py) and follows a session script, SCRIPTS: "slider" (student.py: the heatmap's sliders,
+a new sentence, all heads) or "tour" (tour.py: the guided tour, stop by stop, one student starting a live training);
+the server's CPU and memory are read from /proc (meter.py) and reported beside each step's latency (report.py).
+bench/load.py and bench/tour_load.py are its command lines; tests/load runs short classes through run_load."""
 from __future__ import annotations
 
 import asyncio
@@ -18,10 +19,12 @@ from harness.students.meter import Meter, active_sessions
 from harness.students.protocol import Session
 from harness.students.report import Report
 from harness.students.student import TOKENS, ErrorRecord, Gauge, student
+from harness.students.tour import tour_student
 
 ROOT = Path(__file__).resolve().parents[2]
 
 APPS = {"app": ROOT / "app.py", "floor": ROOT / "bench" / "floor" / "app.py"}
+SCRIPTS = {"slider": student, "tour": tour_student}
 SESSION_TTL = 2  # s, server.disconnectedSessionTTL of spawned servers: the after-disconnect figures wait it out
 
 
@@ -38,36 +41,43 @@ def run_sync(make_coroutine):
 
 async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float], burst: bool, seed: int,
                timeout: float, pids: Sequence[int], warmup: int, settle: float | None, target: str,
-               query: str) -> Report:
+               query: str, script: str, live: str | None, live_student: int) -> Report:
     settings = {"url": url, "ramp": ramp, "think": list(think), "burst": burst, "seed": seed, "timeout": timeout,
-                "tokens": TOKENS, "warmup": warmup, "pids": list(pids), "query": query}
-    warm = [await student(-1 - i, url, random.Random(f"warmup-{seed}-{i}"), 0, think, True, timeout,
-                          default_text=True, query=query) for i in range(warmup)]
+                "tokens": TOKENS, "warmup": warmup, "pids": list(pids), "query": query, "script": script,
+                "live": live, "live_student": live_student if live else None}
+
+    def options(i: int) -> dict:  # what the script takes beyond the class's settings
+        return {"query": query} if script == "slider" else {"live": live if i == live_student else None}
+
+    warm = [await SCRIPTS[script](-1 - i, url, random.Random(f"warmup-{seed}-{i}"), 0, think, True, timeout,
+                                  warmup=True, **options(-1)) for i in range(warmup)]
     meter = Meter(pids) if pids else None
     report = Report(target, sessions, settings, [], 0.0, warmup_errors=[e for o in warm for e in o.errors])
     # the server's own session gauge; behind a proxy with several replicas it would be one replica's only
     gauge_url = url if len(pids) <= 1 else None
     report.active_sessions["before"] = await active_sessions(gauge_url)
-    cpu0, client0 = (meter.cpu() if meter else None), time.process_time()
+    cpu0, own0, client0 = (meter.cpu() if meter else None), (meter.own_cpu() if meter else None), time.process_time()
     if meter:
         report.rss_mb["before"] = sum(meter.rss().values()) / 2**20
         meter.peak = 0
         sampler = asyncio.create_task(meter.sample())
-    start = time.perf_counter()
+    start = report.started = time.perf_counter()
     rngs = [random.Random(f"{seed}-{i}") for i in range(sessions)]
     arrivals = [rng.uniform(0, ramp) for rng in rngs]
     gauge = Gauge()
     report.outcomes = list(await asyncio.gather(*(
-        student(i, url, rngs[i], start + arrivals[i], think, burst, timeout, gauge=gauge, query=query)
+        SCRIPTS[script](i, url, rngs[i], start + arrivals[i], think, burst, timeout, gauge=gauge, **options(i))
         for i in range(sessions))))
     report.peak_connected = gauge.peak
     report.wall_s = time.perf_counter() - start
     report.client_cpu_s = time.process_time() - client0
     report.active_sessions["end"] = await active_sessions(gauge_url)
     if meter:
-        cpu1, end_rss = meter.cpu(), meter.rss()
+        cpu1, own1, end_rss = meter.cpu(), meter.own_cpu(), meter.rss()
         report.server_cpu_by_pid = {pid: cpu1[pid] - cpu0[pid] for pid in pids}
         report.server_cpu_s = sum(report.server_cpu_by_pid.values())
+        report.children_cpu_s = report.server_cpu_s - sum(own1[pid] - own0[pid] for pid in pids)
+        report.processes, report.timeline = meter.processes, meter.timeline
         report.rss_mb_by_pid = {pid: rss / 2**20 for pid, rss in end_rss.items()}
         sampler.cancel()
         report.rss_mb["peak"] = meter.peak / 2**20
@@ -90,15 +100,18 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
 
 def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float, float] = (0.0, 6.0),
              burst: bool = False, seed: int = 0, timeout: float = 60.0, pids: Sequence[int] = (), warmup: int = 1,
-             settle: float | None = SESSION_TTL + 1, target: str | None = None, query: str = "") -> Report:
+             settle: float | None = SESSION_TTL + 1, target: str | None = None, query: str = "",
+             script: str = "slider", live: str | None = None, live_student: int = 0) -> Report:
     """Drive `sessions` students against the Streamlit server at `url`; measure `pids` (CPU, RSS) if given.
 
     warmup: sessions run first (default sentence, no think time) so that imports and the model load are paid
     before the measurement; settle: seconds after the last session before the after-disconnect figures (more
     than the server's server.disconnectedSessionTTL), None: no such figures;
-    query: more URL parameters every session opens with (e.g. another model: "model=random&d_model=768")."""
+    query: more URL parameters every session opens with (e.g. another model: "model=random&d_model=768");
+    script: a key of SCRIPTS, what each student does; live (the tour): the page ("translate" or "language-model") on
+    which student `live_student` starts a live training, None: nobody does."""
     return run_sync(lambda: _run(url, sessions, ramp, tuple(think), burst, seed, timeout, pids, warmup, settle,
-                                 target or url, query))
+                                 target or url, query, script, live, live_student))
 
 
 def run_spawned(app: str, replicas: int, env: dict[str, str], **load) -> Report:
@@ -116,7 +129,7 @@ def run_spawned(app: str, replicas: int, env: dict[str, str], **load) -> Report:
             proxy.wait()
             for server in servers:
                 run_load(server.url, sessions=1, ramp=0, think=(0, 0), burst=True, warmup=0, settle=None,
-                         query=load["query"])
+                         query=load.get("query", ""), script=load.get("script", "slider"))
             url, target = proxy.url + "/", f"{replicas} x {app} behind nginx (pids {pids}, {proxy.url}/)"
             load["warmup"] = 0
         report = run_load(url, pids=pids, target=target, **load)

@@ -1,4 +1,5 @@
-"""Streamlit's own websocket protocol as one browser tab speaks it (Streamlit 1.67), for bench/load.py's students.
+"""Streamlit's own websocket protocol as one browser tab speaks it (Streamlit 1.67), for the scripted students of
+bench/load.py and bench/tour_load.py.
 
 A Session is a client of `/_stcore/stream` built from the protobufs in the streamlit package:
   * HTTP first: GET the page, `/_stcore/health` and `/_stcore/host-config` (cookies kept: the `_streamlit_xsrf`
@@ -11,13 +12,16 @@ A Session is a client of `/_stcore/stream` built from the protobufs in the strea
   * ForwardMsg handling: widgets from every Delta's new_element, the URL from page_info_changed, the message
     cache (messages marked cacheable are kept and later sent as ref_hash), script_finished ending a step;
   * a page switch as a click in the sidebar: the new page's page_script_hash, page_name "", the query string
+    emptied; a click on an st.page_link (the tour's Next): the same with the link's query string;
+  * a button's click: its trigger_value with that one rerun; the timer of an st.fragment(run_every=) (auto_rerun,
+    cleared by a whole run, a page change, stop_auto_rerun): that fragment's rerun marked is_auto_rerun.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from google.protobuf.message import DecodeError
@@ -26,54 +30,9 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
 
+from harness.students.http import USER_AGENT, http_get
+from harness.students.results import SUCCESS, Link, StepFailed, StepResult
 from harness.students.widgets import CHART_COMPONENT, Widget, add_widget_states, drawn_widget, moved, slider_of
-
-SUCCESS = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
-USER_AGENT = "attnviz-load/1 (Streamlit websocket protocol)"
-
-
-async def http_get(host: str, port: int, target: str, cookies: dict[str, str],
-                   timeout: float = 30) -> tuple[int, bytes]:
-    """GET with HTTP/1.1 over asyncio; Set-Cookie goes into `cookies`. Returns (status, body incl. headers)."""
-    async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(host, port)
-        try:
-            lines = [f"GET {target} HTTP/1.1", f"Host: {host}:{port}", f"User-Agent: {USER_AGENT}", "Accept: */*",
-                     "Connection: close"]
-            if cookies:
-                lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-            await writer.drain()
-            raw = await reader.read()
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-    head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-    status = int(head[0].split()[1]) if head and len(head[0].split()) > 1 else 0
-    for line in head[1:]:
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "set-cookie":
-            key, _, val = value.strip().split(";", 1)[0].partition("=")
-            cookies[key.strip()] = val.strip()
-    return status, raw
-
-
-class StepFailed(Exception):
-    """The connection is unusable (closed, timed out): the session cannot go on."""
-
-
-@dataclass
-class StepResult:
-    status: int | None = None  # ForwardMsg.ScriptFinishedStatus, None if it never finished
-    seconds: float = 0.0
-    bytes: int = 0
-    messages: int = 0  # ForwardMsgs received (one websocket frame each)
-    url_messages: int = 0  # of which page_info_changed: the whole query string, sent on each URL write
-    charts: int = 0
-    fragment_run: bool = False
-    cached: int = 0  # messages the server sent as a reference to the client's message cache
-    problems: list[str] = field(default_factory=list)  # exception elements, st.error alerts, page not found
 
 
 class Session:
@@ -97,6 +56,8 @@ class Session:
         self.run_count = 0  # finished runs, for the cache's ages
         self.max_age = 2  # the server's global.maxCachedMessageAge, from new_session
         self.page_path = ""
+        self.links: list[Link] = []  # the page links on the page now
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> s: the browser's run_every timers
 
     async def connect(self, path: str = "", query: str = "") -> float:
         """What the browser does before the websocket: the page, health, host-config; then the socket."""
@@ -149,14 +110,50 @@ class Session:
         return await self._rerun(page_hash=self.page_hash, page_name="", widgets=dict(self.widgets),
                                  fragment_id=widget.fragment_id)
 
-    async def switch_page(self, url_path: str) -> StepResult:
-        """A click on the page in the sidebar: the new page's hash, the query string emptied, main-script widgets."""
+    async def switch_page(self, url_path: str, query: str = "") -> StepResult:
+        """A click on the page in the sidebar (the query string emptied), or on an st.page_link to it with `query`."""
         page_hash = self.pages.get(url_path)
         if page_hash is None:
             raise LookupError(f"no page at url path {url_path!r} (pages: {sorted(self.pages)})")
-        self.query_string = ""
+        return await self._go(page_hash, query)
+
+    async def follow(self, label_start: str) -> StepResult:
+        """A click on the page link whose label starts with `label_start` (the tour's "Next: ...")."""
+        link = self.link(label_start)
+        if link is None:
+            raise LookupError(f"no page link {label_start!r} on the page ({[k.label for k in self.links]})")
+        return await self._go(link.page_hash, link.query_string)
+
+    def link(self, label_start: str) -> Link | None:
+        """The first page link on the page whose label starts with `label_start`."""
+        return next((link for link in self.links if link.label.startswith(label_start)), None)
+
+    def path_of(self, page_hash: str) -> str:
+        """The url path of a page of the app ("" for the default page at /)."""
+        return next((path for path, h in self.pages.items() if h == page_hash and path), "")
+
+    async def _go(self, page_hash: str, query: str) -> StepResult:
+        """A page change as the frontend makes it: its timers cleared, the main script's widgets kept."""
+        self.query_string, self.auto_reruns, self.page_path = query, {}, self.path_of(page_hash)
         kept = {i: w for i, w in self.widgets.items() if w.script_hash == self.main_hash}
         return await self._rerun(page_hash=page_hash, page_name="", widgets=kept)
+
+    async def click(self, label: str) -> StepResult:
+        """A click on the button shown as `label` (or keyed `label`): its trigger goes with this one rerun."""
+        button = next((w for w in self.widgets.values() if w.kind == "button"
+                       and (w.label == label or w.id.endswith("-" + label))), None)
+        if button is None or button.disabled:
+            raise LookupError(f"no {'enabled ' if button else ''}button {label!r} on the page")
+        return await self._rerun(page_hash=self.page_hash, page_name="",
+                                 widgets={**self.widgets, button.id: replace(button, value=True)},
+                                 fragment_id=button.fragment_id)
+
+    async def auto_rerun(self, fragment_id: str) -> StepResult:
+        """What the browser's timer sends for a fragment drawn with run_every (ForwardMsg.auto_rerun)."""
+        if fragment_id not in self.auto_reruns:
+            raise LookupError(f"no auto-rerun timer for fragment {fragment_id!r}")
+        return await self._rerun(page_hash=self.page_hash, page_name="", widgets=dict(self.widgets),
+                                 fragment_id=fragment_id, auto=True)
 
     def find(self, key: str) -> Widget | None:
         """The widget whose user key is `key` (Streamlit's ids end with it: $$ID-<hash>-<key>)."""
@@ -168,13 +165,14 @@ class Session:
     # -- the protocol
 
     async def _rerun(self, page_hash: str, page_name: str, widgets: dict[str, Widget],
-                     fragment_id: str = "") -> StepResult:
+                     fragment_id: str = "", auto: bool = False) -> StepResult:
         back = BackMsg()
         state = back.rerun_script
         state.query_string = self.query_string
         state.page_script_hash = page_hash
         state.page_name = page_name
         state.fragment_id = fragment_id
+        state.is_auto_rerun = auto
         state.cached_message_hashes.extend(self.cache)
         info = state.context_info
         info.timezone, info.timezone_offset, info.locale = "UTC", 0, "en-US"
@@ -204,8 +202,9 @@ class Session:
         if result.fragment_run:
             gone = {i for i, w in self.widgets.items() if w.fragment_id == fragment_id and i not in seen}
             self.widgets = {i: w for i, w in self.widgets.items() if i not in gone} | seen
+            self.links = [k for k in self.links if k.fragment_id != fragment_id] + result.links
         elif result.status in SUCCESS:
-            self.widgets = seen
+            self.widgets, self.links = seen, result.links
         self._age_cache(fragment_id if result.fragment_run else "")
         return result
 
@@ -230,6 +229,8 @@ class Session:
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             self._element(msg, result, seen)
         elif kind == "new_session":
+            if not msg.metadata.run.fragment_ids:  # a whole run: the browser clears its timers
+                self.auto_reruns = {}
             self.main_hash = msg.new_session.main_script_hash
             self.max_age = msg.new_session.config.max_cached_message_age or 2
             if msg.new_session.app_pages:
@@ -243,6 +244,11 @@ class Session:
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
             result.url_messages += 1
+        elif kind == "auto_rerun":
+            self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        elif kind == "stop_auto_rerun":
+            for fragment in msg.stop_auto_rerun.fragment_ids:
+                self.auto_reruns.pop(fragment, None)
         elif kind == "page_not_found":
             result.problems.append(f"page not found: {msg.page_not_found.page_name!r}")
         elif kind == "session_event" and msg.session_event.WhichOneof("type") == "script_compilation_exception":
@@ -264,6 +270,13 @@ class Session:
             result.problems.append(f"exception in the page: {e.type + ': ' if e.type else ''}{e.message[:300]}")
         elif kind == "alert" and element.alert.format == element.alert.ERROR:
             result.problems.append(f"st.error: {element.alert.body[:200]}")
+        elif kind == "alert":
+            result.alerts.append((element.alert.Format.Name(element.alert.format), element.alert.body))
+        elif kind == "metric":
+            result.metrics[element.metric.label] = element.metric.body
+        elif kind == "page_link" and not element.page_link.external:
+            link = element.page_link
+            result.links.append(Link(link.label, link.page_script_hash, link.query_string, msg.delta.fragment_id))
         elif kind == "plotly_chart" or (kind == "bidi_component"
                                         and element.bidi_component.component_name == CHART_COMPONENT):
             result.charts += 1

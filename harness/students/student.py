@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import WebSocketException
 
-from harness.students.protocol import SUCCESS, Session, StepFailed
+from harness.students.protocol import Session
+from harness.students.results import SUCCESS, StepFailed, StepResult
 from harness.students.widgets import slider_of
 
 STEPS = ("open", "layer", "head", "sentence", "all_heads")
@@ -52,6 +53,7 @@ class StepRecord:
     value: object = None  # what the step set (slider value, sentence)
     query_string: str = ""  # the URL's query string after the step, as the browser would show it
     url_messages: int = 0  # page_info_changed messages in the step
+    at: float = 0.0  # time.perf_counter() when the step began
 
 
 @dataclass
@@ -67,11 +69,13 @@ class SessionOutcome:
     steps: list[StepRecord] = field(default_factory=list)
     errors: list[ErrorRecord] = field(default_factory=list)
     connect_ms: float | None = None
+    expected: tuple[str, ...] = STEPS  # the script's steps, in order (a step done twice counts once)
+    notes: dict = field(default_factory=dict)  # what else the script saw (the tour: its live training)
 
     @property
     def completed(self) -> bool:
         """Every step of the script done, without error."""
-        return [s.kind for s in self.steps if s.ok] == list(STEPS) and not self.errors
+        return list(dict.fromkeys(s.kind for s in self.steps if s.ok)) == list(self.expected) and not self.errors
 
 
 class Gauge:
@@ -85,10 +89,40 @@ class Gauge:
         self.peak = max(self.peak, self.now)
 
 
+async def run_step(out: SessionOutcome, session: Session, kind: str, action, value=None,
+                   chart: bool = False) -> StepResult | None:
+    """Run one action of a student's script and record it (chart: the page must then show a chart); the result, or
+    None when the session cannot go on (connection lost, timed out). The page lacking the widget is an error, and the
+    session goes on (the result is then an empty one)."""
+    index, at = out.index, time.perf_counter()
+    try:
+        result = await action()
+    except LookupError as e:  # the page lacks the widget or the page: an error, the next step may work
+        out.errors.append(ErrorRecord(index, kind, str(e)))
+        return StepResult()
+    except StepFailed as e:
+        out.errors.append(ErrorRecord(index, kind, str(e)))
+        out.steps.append(StepRecord(index, kind, False, math.nan, 0, 0, False, 0, 0, value, session.query_string,
+                                    at=at))
+        return None
+    problems = list(result.problems)
+    if result.status not in SUCCESS:
+        status = "never" if result.status is None else ForwardMsg.ScriptFinishedStatus.Name(result.status)
+        problems.append(f"script_finished {status}")
+    if chart and result.charts == 0:
+        problems.append("no plotly chart on the page")
+    out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
+    out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
+                                result.fragment_run, result.cached, result.messages, value,
+                                session.query_string, result.url_messages, at))
+    return result
+
+
 async def student(index: int, url: str, rng: random.Random, start_at: float, think: tuple[float, float],
-                  burst: bool, timeout: float, default_text: bool = False,
+                  burst: bool, timeout: float, warmup: bool = False,
                   gauge: Gauge | None = None, query: str = "") -> SessionOutcome:
-    """One student: arrive, open with a sentence, layer, head, new sentence, all heads, leave."""
+    """One student: arrive, open with a sentence, layer, head, new sentence, all heads, leave. warmup: with the
+    page's default sentence."""
     out = SessionOutcome(index)
     first, second = make_sentence(rng), make_sentence(rng)
     pauses = iter([0.0 if burst else rng.uniform(*think) for _ in STEPS[1:]])
@@ -98,25 +132,7 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
 
     async def step(kind: str, action, value=None) -> bool:
         """Run one action and record it; False when the session cannot go on."""
-        try:
-            result = await action()
-        except LookupError as e:  # the page lacks the widget or the page: an error, the next step may work
-            out.errors.append(ErrorRecord(index, kind, str(e)))
-            return True
-        except StepFailed as e:
-            out.errors.append(ErrorRecord(index, kind, str(e)))
-            out.steps.append(StepRecord(index, kind, False, math.nan, 0, 0, False, 0, 0, value, session.query_string))
-            return False
-        problems = list(result.problems)
-        if result.status not in SUCCESS:
-            problems.append(f"script_finished {ForwardMsg.ScriptFinishedStatus.Name(result.status)}")
-        if kind in CHART_STEPS and result.charts == 0:
-            problems.append("no plotly chart on the page")
-        out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
-        out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
-                                    result.fragment_run, result.cached, result.messages, value,
-                                    session.query_string, result.url_messages))
-        return True
+        return await run_step(out, session, kind, action, value, chart=kind in CHART_STEPS) is not None
 
     def move(key: str):
         """The slider bound to ?key= to another of its values, chosen from what the page shows now."""
@@ -128,7 +144,7 @@ async def student(index: int, url: str, rng: random.Random, start_at: float, thi
 
     try:
         try:
-            opened = "&".join(filter(None, ["" if default_text else urlencode({"text": first}), query]))
+            opened = "&".join(filter(None, ["" if warmup else urlencode({"text": first}), query]))
             out.connect_ms = 1000 * await session.connect("", opened)
         except (OSError, TimeoutError, WebSocketException, StepFailed) as e:  # refused, reset, a bad status
             out.errors.append(ErrorRecord(index, "connect", f"connection failed: {type(e).__name__}: {e}"))

@@ -22,6 +22,8 @@ class Widget:
     high: float = 0.0
     # a chart's own sliders (views/charts/head_chart.py): {name: (value it starts at, high)}
     sliders: dict | None = None
+    label: str = ""  # as shown (a button is found by it: a button without a key has none in its id)
+    disabled: bool = False
 
 
 def held_value(element, kind: str, old: Widget | None) -> tuple[str, object] | None:
@@ -41,6 +43,8 @@ def held_value(element, kind: str, old: Widget | None) -> tuple[str, object] | N
         return ("string_value", value) if value is not None else None
     if kind == "bidi_component":  # a chart with its own sliders: its state once they moved (a JSON text)
         return ("json_value", keep) if chart_sliders(element) else None
+    if kind == "button":  # a click's trigger, sent with that one rerun only (protocol.Session.click)
+        return "trigger_value", None
     if kind == "button_group":
         default = [p.options[i].content for i in p.default if i < len(p.options)]
         return "string_array_value", list(p.raw_values) if p.set_value else keep if keep is not None else default
@@ -60,7 +64,7 @@ def drawn_widget(msg, held: dict[str, Widget]) -> Widget | None:
         return None
     return Widget(p.id, kind, *value, msg.delta.fragment_id, msg.metadata.active_script_hash,
                   getattr(p, "min", 0.0), getattr(p, "max", 0.0), chart_sliders(element) if kind == "bidi_component"
-                  else None)
+                  else None, getattr(p, "label", ""), getattr(p, "disabled", False))
 
 
 def chart_sliders(element) -> dict | None:
