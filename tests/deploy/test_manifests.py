@@ -1,7 +1,9 @@
-"""compose.yaml and deploy/k8s/*.yaml: they parse, they say what the README says, and the Kubernetes
-manifests validate against the API's own schemas (kubernetes-validate bundles them: offline)."""
+"""compose.yaml and deploy/k8s/*.yaml: they parse, they say what the README says, the Kubernetes
+manifests validate against the API's own schemas (kubernetes-validate bundles them: offline), and the pod runs
+the image as compose runs each replica (health, environment, limits, writable paths)."""
 import importlib.util
 import inspect
+import json
 import re
 from pathlib import Path
 
@@ -106,7 +108,7 @@ def test_k8s_deployment(k8s):
     assert c["image"] == "attnviz:latest"
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports == {"http": 8501}
-    for probe in ("readinessProbe", "livenessProbe"):
+    for probe in ("startupProbe", "livenessProbe"):
         assert c[probe]["httpGet"]["path"] == "/_stcore/health" and c[probe]["httpGet"]["port"] in ("http", 8501)
     assert {"cpu", "memory"} <= set(c["resources"]["requests"]) and {"cpu", "memory"} <= set(c["resources"]["limits"])
     assert pod["securityContext"]["runAsNonRoot"] is True
@@ -135,3 +137,44 @@ def test_k8s_service_and_ingress_point_at_the_pods(k8s):
     assert int(ann["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
     backends = [p["backend"]["service"] for r in ing["spec"]["rules"] for p in r["http"]["paths"]]
     assert backends == [{"name": svc["metadata"]["name"], "port": {"name": port["name"]}}]
+
+
+def dockerfile_json(instruction: str) -> list[str]:
+    """The exec form (a JSON array) of the Dockerfile's CMD, or of its HEALTHCHECK's CMD."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    pattern = r"^HEALTHCHECK [^\n]*?CMD (\[.*\])$" if instruction == "HEALTHCHECK" else r"^CMD (\[.*\])$"
+    (found,) = re.findall(pattern, text, re.MULTILINE)
+    return json.loads(found)
+
+
+def test_the_pod_runs_the_image_as_compose_runs_each_replica(compose, k8s):
+    """compose and Kubernetes must not drift apart: the same health checks (compose has the image's HEALTHCHECK),
+    environment, writable paths, confinement, port and number of replicas; the memory limit is checked in
+    test_hardening.py. pids_limit has no field in a pod: the manifest names the kubelet setting with the same number."""
+    dep = k8s["Deployment"]
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert dep["spec"]["replicas"] == len(APPS)
+
+    check = dockerfile_json("HEALTHCHECK")
+    assert check == ["python", "serve.py", "--check"]
+    assert c["readinessProbe"] == {**c["readinessProbe"], "exec": {"command": check}}  # ready: server up and warm
+    for probe in ("startupProbe", "livenessProbe"):                                     # alive: the server answers
+        assert c[probe]["httpGet"] == {"path": "/_stcore/health", "port": "http"}, c[probe]
+    cmd = dockerfile_json("CMD")
+    assert cmd[:2] == ["python", "serve.py"] and "--server.port=8501" in cmd and "command" not in c and "args" not in c
+    assert {p["name"]: p["containerPort"] for p in c["ports"]} == {"http": 8501}
+
+    env = {e["name"]: e["value"] for e in c["env"]}
+    empty = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    writable = {m["mountPath"] for m in c["volumeMounts"] if m["name"] in empty}
+    text = (DEPLOY / "k8s" / "deployment.yaml").read_text()
+    for name in APPS:
+        app = compose["services"][name]
+        assert {k: str(v) for k, v in app["environment"].items()} == env, (name, app["environment"], env)
+        assert set(app["tmpfs"]) == writable, (name, app["tmpfs"], writable)
+        assert app["read_only"] is c["securityContext"]["readOnlyRootFilesystem"] is True
+        assert app["cap_drop"] == c["securityContext"]["capabilities"]["drop"] == ["ALL"]
+        no_new_privileges = "no-new-privileges:true" in app["security_opt"]
+        assert no_new_privileges is (not c["securityContext"]["allowPrivilegeEscalation"]) is True
+        assert f"podPidsLimit: {app['pids_limit']}" in text and f"--pod-max-pids={app['pids_limit']}" in text
