@@ -11,7 +11,9 @@ starts a live training midway (on the Translate page by default) and watches it 
     .venv/bin/python bench/tour_load.py --url http://127.0.0.1:8501/ --pid 101
 
 A spawned server gets DEFAULT_ENV (one torch thread, as the image; a shortened live run), then --server-env
-NAME=VALUE. Printed: per step (stop and action) p50 / p95 / max latency, the errors, the server's CPU per student
+NAME=VALUE. Before the class, after a warm-up walk, one student walks the tour alone with no think time: each
+step's wall time and server CPU then ("alone"), what a step costs with nobody else on the server (--no-solo: not).
+Printed: per step (stop and action) p50 / p95 / max latency, the errors, the server's CPU per student
 (its own process, and its children: the live training), the peak RSS of every process of the server's tree (VmHWM,
 read every 0.25 s), the goals (0 errors, every step's p95 at most 1.5 s, peak memory under 2 GiB), every step over
 1.5 s, and the class's timeline in 10-second windows (server CPU, steps and their p95). Exit code 1 on any error.
@@ -88,7 +90,7 @@ def timeline(report: Report) -> list[str]:
             (t0, own0, all0), (t1, own1, all1) = inside[0], inside[-1]
             dt = max(t1 - t0, 1e-9)
             live = "on" if window and window[0] < start + WINDOW and window[1] > start else ""
-            lines.append(f"{start:>6.0f} {(own1 - own0) / dt:>7.2f} {(all1 - all0 - own1 + own0) / dt:>6.2f} "
+            lines.append(f"{start:>6.0f} {(own1 - own0) / dt:>7.2f} {max(0.0, all1 - all0 - own1 + own0) / dt:>6.2f} "
                          f"{len(steps):>6} {percentile(steps, 95) if steps else 0:>7.0f} "
                          f"{max(steps, default=0):>7.0f}  {live}")
         start += WINDOW
@@ -110,10 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the page whose live training one student starts (none: no live training)")
     parser.add_argument("--live-student", type=int, default=0, help="which student starts it")
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--no-solo", action="store_true", help="skip the lone student walked before the class")
     args = parser.parse_args(argv)
     load = {"sessions": args.sessions, "ramp": args.ramp, "think": tuple(args.think), "seed": args.seed,
             "timeout": args.timeout, "script": "tour", "live": None if args.live == "none" else args.live,
-            "live_student": args.live_student}
+            "live_student": args.live_student, "solo": not args.no_solo and bool(args.pid or not args.url)}
     if args.url:
         report = run_load(args.url, pids=args.pid, target=f"{args.url} (pids {args.pid or 'not given'})", **load)
     else:

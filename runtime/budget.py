@@ -16,7 +16,7 @@ import threading
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import torch
@@ -121,9 +121,10 @@ class BoundedCache:
             return entry.value
 
     def get_or_build(self, key, build: Callable[[], object], kind: str = "forward", estimate: int = 0,
-                     size: Callable[[object], int] = nbytes, pinned: bool = False):
-        """The value of key, built once by the first thread to ask (the others wait for it). Room for `estimate`
-        bytes is made before build() runs; OverBudget if it can never fit."""
+                     size: Callable[[object], int] = nbytes, pinned: bool = False, waiting=nullcontext):
+        """The value of key, built once by the first thread to ask (the others wait for it, inside `waiting()`: what
+        their pages say meanwhile). Room for `estimate` bytes is made before build() runs; OverBudget if it can never
+        fit."""
         while True:
             with self._room:
                 entry = self._items.get(key)
@@ -137,7 +138,9 @@ class BoundedCache:
                     self._reserve(estimate)
                     pending = self._building[key] = _Build()
                     break
-            pending.done.wait()
+            if not pending.done.is_set():
+                with waiting():
+                    pending.done.wait()
             if isinstance(pending.error, Exception):
                 raise pending.error
             if pending.error is None:

@@ -4,6 +4,7 @@ from collections import Counter
 
 import streamlit as st
 
+from locales import _
 from runtime.budget import BoundedCache
 
 
@@ -26,4 +27,11 @@ def cached(key, compute, kind: str = "forward"):
             COMPUTED[kind] += 1
         return result
 
-    return budget().get_or_build(key, counted, kind)
+    return budget().get_or_build(key, counted, kind, waiting=shared_wait)
+
+
+def shared_wait():
+    """What a page says while it waits for what another session is computing (the same key): a class pressing the
+    same button at once costs one computation, and each student knows why the page waits (st.spinner draws only
+    after half a second)."""
+    return st.spinner(_("Someone else asked for the same a moment ago: it is being computed once, for both of you…"))

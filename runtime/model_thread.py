@@ -2,6 +2,7 @@
 pass (model.compiled), traced in the background after its first eager pass."""
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -9,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import streamlit as st
 import torch
 
-from locales import _
+from locales import _, ngettext
 from model.compiled import compiled_pass
 
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
@@ -46,23 +47,82 @@ def model_threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers(), thread_name_prefix="attnviz-model")
 
 
+class _Queue:
+    """Where each job submitted to the model threads stands: they start in the order they were submitted (one FIFO
+    queue), so the jobs ahead of a waiting one are those submitted before it that have neither started nor been
+    cancelled."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._count = 0
+        self._waiting: set[int] = set()  # the places of the jobs not started yet
+
+    def submit(self, fn: Callable, args: tuple):
+        """(future, its place: the how-manieth job submitted)."""
+        with self._lock:
+            self._count += 1
+            place = self._count
+            self._waiting.add(place)
+            future = model_threads().submit(self._run, place, fn, args)
+        future.add_done_callback(lambda _: self._leave(place))  # a job cancelled while queued leaves the line too
+        return future, place
+
+    def ahead(self, place: int) -> int:
+        with self._lock:
+            return sum(p < place for p in self._waiting)
+
+    def _leave(self, place: int) -> None:
+        with self._lock:
+            self._waiting.discard(place)
+
+    def _run(self, place: int, fn: Callable, args: tuple):
+        self._leave(place)
+        return _inference(fn, args)
+
+
+QUEUE = _Queue()
+
+
 def on_model_thread(fn: Callable, *args):
     """fn(*args) under torch.inference_mode() on one of the process's long-lived model threads; its result,
     or its exception raised here. fn must not call Streamlit (no session there) nor on_model_thread.
 
     Streamlit runs every rerun in a thread of its own, and a forward pass costs more CPU in a thread that has
     never run one: MiniLM, 30 tokens, 15.4 ms against 13.9 ms on a reused thread with one torch thread, 23.7
-    against 20.7 ms of process CPU with two.
+    against 20.7 ms of process CPU with two. And the threads are few (workers()), so that a class asking at once
+    runs as many jobs as the cores hold, the others queued in order.
 
-    The page shows a spinner only for a pass still running after SPINNER_AFTER s (st.spinner then waits
-    0.5 s more before it draws): st.spinner starts a thread and sends a message even for a 14 ms pass.
+    Said on the page only for a job not done after SPINNER_AFTER s: while it waits its turn, how many jobs are ahead
+    of it; once it runs, a spinner (st.spinner waits 0.5 s more before it draws): st.spinner starts a thread and
+    sends a message even for a 14 ms pass.
     """
-    future = model_threads().submit(_inference, fn, args)
+    future, place = QUEUE.submit(fn, args)
     try:
         return future.result(timeout=SPINNER_AFTER)
     except TimeoutError:  # a long pass (a big model, a long text, a busy server): say so on the page
-        with st.spinner(_("Running the model…")):
-            return future.result()
+        pass
+    if not future.running() and not future.done():
+        _wait_in_line(future, place)
+    with st.spinner(_("Running the model…")):
+        return future.result()
+
+
+def _wait_in_line(future, place: int) -> None:
+    """Until the job starts: how many are ahead of it, said on the page and kept up to date."""
+    notice, said = st.empty(), None
+    try:
+        while not (future.running() or future.done()):
+            ahead = QUEUE.ahead(place)
+            if ahead != said:
+                notice.info(ngettext("The server is busy: your request is queued, {n} request ahead of it…",
+                                     "The server is busy: your request is queued, {n} requests ahead of it…",
+                                     ahead).format(n=ahead) if ahead else
+                            _("The server is busy: your request is next, as soon as a model thread is free…"),
+                            icon=":material/hourglass_top:")
+                said = ahead
+            time.sleep(0.1)
+    finally:
+        notice.empty()
 
 
 def _inference(fn: Callable, args: tuple):
@@ -112,7 +172,7 @@ class Compiling:
             if self._future is None:
                 # a weak reference: a model dropped from the budget while its tracing waits in the queue is freed,
                 # not kept alive (and traced for nothing) by the queue
-                self._future = model_threads().submit(_inference, _trace_and_warm, (weakref.ref(self._model),))
+                self._future, _ = QUEUE.submit(_trace_and_warm, (weakref.ref(self._model),))
 
     def settle(self) -> None:
         """Cancel the tracing if it waits in the queue, or wait for it to end if it runs (a few tenths of a s)."""

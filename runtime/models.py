@@ -76,7 +76,8 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
     return budget().get_or_build(model_key(choice, encoder_decoder), build, kind="model",
                                  estimate=footprint(source, choice.random, encoder_decoder),
                                  size=lambda r: module_bytes(r.loaded.translator if translator else r.loaded.model),
-                                 pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder)
+                                 pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder,
+                                 waiting=lambda: st.spinner(_("Loading the model…")))
 
 
 def compiling(choice: Choice) -> Compiling:

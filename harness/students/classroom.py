@@ -18,13 +18,16 @@ from harness.servers import spawn
 from harness.students.meter import Meter, active_sessions
 from harness.students.protocol import Session
 from harness.students.report import Report
-from harness.students.student import TOKENS, ErrorRecord, Gauge, student
+from harness.students.student import SERVER_CPU, TOKENS, ErrorRecord, Gauge, student
 from harness.students.tour import tour_student
 
 ROOT = Path(__file__).resolve().parents[2]
 
 APPS = {"app": ROOT / "app.py", "floor": ROOT / "bench" / "floor" / "app.py"}
 SCRIPTS = {"slider": student, "tour": tour_student}
+# s between the lone student's steps: back to back, each step would wait for the client's delayed ACK (~40 ms: the
+# server sets no TCP_NODELAY, bench/results/load.md)
+SOLO_PAUSE = 0.2
 SESSION_TTL = 2  # s, server.disconnectedSessionTTL of spawned servers: the after-disconnect figures wait it out
 
 
@@ -41,7 +44,7 @@ def run_sync(make_coroutine):
 
 async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float], burst: bool, seed: int,
                timeout: float, pids: Sequence[int], warmup: int, settle: float | None, target: str,
-               query: str, script: str, live: str | None, live_student: int) -> Report:
+               query: str, script: str, live: str | None, live_student: int, solo: bool) -> Report:
     settings = {"url": url, "ramp": ramp, "think": list(think), "burst": burst, "seed": seed, "timeout": timeout,
                 "tokens": TOKENS, "warmup": warmup, "pids": list(pids), "query": query, "script": script,
                 "live": live, "live_student": live_student if live else None}
@@ -53,6 +56,12 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
                                   warmup=True, **options(-1)) for i in range(warmup)]
     meter = Meter(pids) if pids else None
     report = Report(target, sessions, settings, [], 0.0, warmup_errors=[e for o in warm for e in o.errors])
+    if solo and meter:  # one student alone, no think time: each step's wall time and server CPU with nobody else
+        SERVER_CPU.set(lambda: sum(meter.cpu().values()))
+        alone = await SCRIPTS[script](-1000, url, random.Random(f"solo-{seed}"), 0, (SOLO_PAUSE, SOLO_PAUSE), False,
+                                      timeout, warmup=True, **options(-1))
+        SERVER_CPU.set(None)
+        report.solo, report.warmup_errors = alone.steps, report.warmup_errors + alone.errors
     # the server's own session gauge; behind a proxy with several replicas it would be one replica's only
     gauge_url = url if len(pids) <= 1 else None
     report.active_sessions["before"] = await active_sessions(gauge_url)
@@ -101,7 +110,7 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
 def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float, float] = (0.0, 6.0),
              burst: bool = False, seed: int = 0, timeout: float = 60.0, pids: Sequence[int] = (), warmup: int = 1,
              settle: float | None = SESSION_TTL + 1, target: str | None = None, query: str = "",
-             script: str = "slider", live: str | None = None, live_student: int = 0) -> Report:
+             script: str = "slider", live: str | None = None, live_student: int = 0, solo: bool = False) -> Report:
     """Drive `sessions` students against the Streamlit server at `url`; measure `pids` (CPU, RSS) if given.
 
     warmup: sessions run first (default sentence, no think time) so that imports and the model load are paid
@@ -109,9 +118,10 @@ def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float
     than the server's server.disconnectedSessionTTL), None: no such figures;
     query: more URL parameters every session opens with (e.g. another model: "model=random&d_model=768");
     script: a key of SCRIPTS, what each student does; live (the tour): the page ("translate" or "language-model") on
-    which student `live_student` starts a live training, None: nobody does."""
+    which student `live_student` starts a live training, None: nobody does; solo: after the warm-up, one student
+    alone first (not counted), each step's wall time and server CPU recorded (Report.solo; needs pids)."""
     return run_sync(lambda: _run(url, sessions, ramp, tuple(think), burst, seed, timeout, pids, warmup, settle,
-                                 target or url, query, script, live, live_student))
+                                 target or url, query, script, live, live_student, solo))
 
 
 def run_spawned(app: str, replicas: int, env: dict[str, str], **load) -> Report:

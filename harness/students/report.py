@@ -33,6 +33,7 @@ class Report:
     processes: dict = field(default_factory=dict)  # pid -> {"command", "server", "peak"}: meter.Meter.processes
     started: float = 0.0  # time.perf_counter() when the class began (after the warm-up)
     timeline: list = field(default_factory=list)  # meter.Meter.timeline: (perf_counter, own CPU s, with children)
+    solo: list[StepRecord] = field(default_factory=list)  # the steps of one student alone, before the class
     server_cpu_by_pid: dict = field(default_factory=dict)
     rss_mb_by_pid: dict = field(default_factory=dict)  # at the end of the load
     client_cpu_s: float = 0.0
@@ -89,13 +90,19 @@ class Report:
                   + (f"the guided tour{live}" if tour else f"~{s['tokens']}-token sentences")
                   + (f", opened with ?{s['query']}" if s.get("query") and not tour else "")),
                  f"{'step':<{width}} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'mean KB':>8} {'msgs':>5}  "
-                 "fragment runs"]
+                 + ("alone: ms, server CPU ms  " if self.solo else "") + "fragment runs"]
+        alone = {}
+        for s in self.solo:
+            alone.setdefault(s.kind, []).append(s)
         for kind, r in rows.items():
             kb = "" if r["mean_kb"] is None else f"{r['mean_kb']:.1f}"
             frag = "" if "fragment_runs" not in r else str(r["fragment_runs"])
             msgs = "" if "mean_messages" not in r else f"{r['mean_messages']:.0f}"
+            solo = alone.get(kind, [])
+            solo = (f"{percentile([s.ms for s in solo], 50):>9.0f} {percentile([s.cpu_ms for s in solo], 50):>15.0f}  "
+                    if solo else " " * 27 if self.solo else "")
             lines.append(f"{kind:<{width}} {r['n']:>4} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
-                         f"{kb:>8} {msgs:>5}  {frag}")
+                         f"{kb:>8} {msgs:>5}  {solo}{frag}")
         lines.append(f"sessions {self.sessions} ({self.completed} completed every step, at most "
                      f"{self.peak_connected} connected at once), steps {len(self.steps)}, errors {len(self.errors)}, "
                      f"wall {self.wall_s:.1f} s")

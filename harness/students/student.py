@@ -4,6 +4,7 @@ time uniform in `think` between actions, none in a burst. Every step is recorded
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import random
 import time
@@ -20,6 +21,9 @@ from harness.students.widgets import slider_of
 STEPS = ("open", "layer", "head", "sentence", "all_heads")
 CHART_STEPS = ("open", "sentence", "all_heads")  # steps whose page must draw a plotly chart
 TOKENS = 30  # word pieces per sentence
+# The server's CPU seconds so far (a callable), when set: each step then records the server CPU it took (the lone
+# student of classroom's solo run, whose steps are the only work on the server).
+SERVER_CPU: contextvars.ContextVar = contextvars.ContextVar("server_cpu", default=None)
 
 # Plain English words, each one word-piece token of the default model's (uncased BERT) vocabulary.
 WORDS = """the a one two three some every many few old young small big tall short long quick slow happy sad
@@ -54,6 +58,7 @@ class StepRecord:
     query_string: str = ""  # the URL's query string after the step, as the browser would show it
     url_messages: int = 0  # page_info_changed messages in the step
     at: float = 0.0  # time.perf_counter() when the step began
+    cpu_ms: float | None = None  # the server's CPU in the step, when SERVER_CPU is set
 
 
 @dataclass
@@ -94,7 +99,8 @@ async def run_step(out: SessionOutcome, session: Session, kind: str, action, val
     """Run one action of a student's script and record it (chart: the page must then show a chart); the result, or
     None when the session cannot go on (connection lost, timed out). The page lacking the widget is an error, and the
     session goes on (the result is then an empty one)."""
-    index, at = out.index, time.perf_counter()
+    index, at, server_cpu = out.index, time.perf_counter(), SERVER_CPU.get()
+    cpu0 = server_cpu() if server_cpu else None
     try:
         result = await action()
     except LookupError as e:  # the page lacks the widget or the page: an error, the next step may work
@@ -114,7 +120,8 @@ async def run_step(out: SessionOutcome, session: Session, kind: str, action, val
     out.errors.extend(ErrorRecord(index, kind, p) for p in problems)
     out.steps.append(StepRecord(index, kind, not problems, result.seconds * 1000, result.bytes, result.charts,
                                 result.fragment_run, result.cached, result.messages, value,
-                                session.query_string, result.url_messages, at))
+                                session.query_string, result.url_messages, at,
+                                None if cpu0 is None else 1000 * (server_cpu() - cpu0)))
     return result
 
 

@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     with torch.inference_mode():
         if args.generate is not None:
             written = generate(model, ids, args.generate, sampling, heads).written.tolist()
-            print(reader.joined(written))
+            print(visible(reader.joined(written)))  # one line, whatever bytes the tokenizer's tokens decode to
             return 0
         probs = next_word(model, ids, heads)
     top = probs.topk(min(TOP, probs.numel()))

@@ -12,7 +12,7 @@ import torch
 from locales import _, ngettext
 from model.gpt.ablation import Ablated, probe_accuracy, sentence_loss
 from model.gpt.probes import PROBE_SEED, PROBES, repeat_probes
-from runtime.memory import budget
+from runtime.memory import budget, shared_wait
 from runtime.model_thread import on_model_thread
 from training import gpt_data
 from training.toy_language import sample
@@ -79,7 +79,7 @@ def singles(lm: LanguageModel) -> tuple[tuple[Ablated, ...], float]:
         return tuple(sorted(out, key=lambda a: (a.copy_accuracy, -a.loss))), time.perf_counter() - start
 
     return or_stop(_("Switching heads off"), budget().get_or_build, ("lm-single heads", lm.choice), build,
-                   "ablation", 0, lambda _: 0, True)
+                   "ablation", 0, lambda _: 0, True, shared_wait)
 
 
 def _switch_off(names: list[str]) -> None:

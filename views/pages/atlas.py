@@ -11,6 +11,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.head_stats import PROPERTIES, head_properties, special_shares
+from runtime.model_thread import on_model_thread
 from runtime.runs import Run
 from views.charts.mounted import show_chart
 from views.shell import lecture
@@ -56,13 +57,15 @@ def special_ids(run: Run) -> dict[str, int]:
 
 
 def atlas_of(run: Run) -> Atlas:
+    """Once per run, shared; on a model thread, so that a class asking for atlases of their own texts at once runs
+    as many as the cores hold, the others queued (runtime.model_thread)."""
     def compute() -> Atlas:
         pngs = thumbnails(run.attentions)
         return Atlas(head_properties(run.attentions, run.ids, special_positions(run.ids, run.special_tokens)),
                      special_shares(run.attentions, run.ids, special_ids(run)),
                      tuple(tuple(row) for row in pngs))
 
-    return cached(("atlas", run.key), compute, _("The head atlas"), kind="image")
+    return cached(("atlas", run.key), lambda: on_model_thread(compute), _("The head atlas"), kind="image")
 
 
 def heatmap_link(layer: int, head: int) -> str:

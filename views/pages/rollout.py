@@ -28,12 +28,14 @@ TARGET_NAMES = {"sentence": N_("the sentence vector (mean of the last layer's to
 
 def rollouts_of(run: Run) -> np.ndarray:
     """(layers, T, T): the rollout up to every layer, computed once per run and shared."""
-    return cached(("rollout", run.key), lambda: rollout(run.attentions), _("The rollout"), kind="attribution")
+    return cached(("rollout", run.key), lambda: on_model_thread(rollout, run.attentions), _("The rollout"),
+                  kind="attribution")
 
 
 def flow_of(run: Run, query: int, upto: int) -> np.ndarray:
-    return cached(("flow", run.key, query, upto), lambda: flow_row(run.attentions, query, upto), _("The flow"),
-                  kind="attribution")
+    """On a model thread, as every computation of this page: at most as many at once as the cores hold."""
+    return cached(("flow", run.key, query, upto), lambda: on_model_thread(flow_row, run.attentions, query, upto),
+                  _("The flow"), kind="attribution")
 
 
 def saliency_of(run: Run, target: str, token: int) -> tuple[np.ndarray, np.ndarray]:

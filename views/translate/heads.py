@@ -17,7 +17,7 @@ from model.translator.ablation import SEED, SENTENCES, head_id, head_sets, scori
 from model.translator.decoding import generate, words_of
 from model.translator.source import TRANSLATOR_KEY
 from model.translator.vocabulary import same_translation
-from runtime.memory import budget
+from runtime.memory import budget, shared_wait
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice, model_key
 from training.toy_language import sample
@@ -87,7 +87,7 @@ def ranking(model) -> tuple[tuple, float]:
         return tuple(ranked), time.perf_counter() - start
 
     return or_stop(_("Ranking the heads"), budget().get_or_build, RANKING_KEY, build, "ablation", 0,
-                   lambda _: 0, True)
+                   lambda _: 0, True, shared_wait)
 
 
 def _switch_off(names: list[str]) -> None:
