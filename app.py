@@ -4,7 +4,7 @@ import plotly.io as pio
 import streamlit as st
 
 from locales import _
-from views.shell import frame, language, lecture, link_check, lone_surrogates, navigation, registry
+from views.shell import formulas, frame, language, lecture, link_check, lone_surrogates, navigation, registry
 from views.widgets import state
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
@@ -25,6 +25,7 @@ def main(start: str | None = None) -> None:
         language.switch(lang)
         lecture.toggle()
         lecture.style()
+        formulas.style()
         st.navigation(pages, expanded=True).run()  # every page in view (Streamlit folds past 10)
 
 

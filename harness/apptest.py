@@ -55,18 +55,20 @@ class Chart:
     size: int
     sliders: dict | None = None  # the payload's "heads": stack, labels, head_max, head_disabled, layer, head...
     payload: bytes = field(default=b"", repr=False)
+    label: str = ""  # its text alternative: st.plotly_chart's alt, the mounted chart's aria-label (viz.describe)
 
 
 def charts(at: AppTest) -> list[Chart]:
     """The page's charts: st.plotly_chart's in page order, then the mounted ones (views.charts.mounted) in page
     order."""
-    found = [Chart(json.loads(c.proto.spec), json.loads(c.proto.config or "{}"), len(c.proto.spec))
-             for c in at.get("plotly_chart")]
+    found = [Chart(json.loads(c.proto.spec), json.loads(c.proto.config or "{}"), len(c.proto.spec),
+                   label=c.proto.alt) for c in at.get("plotly_chart")]
     for element in at.get("bidi_component"):
         if element.proto.component_name == mounted.COMPONENT:
             figure, config = payload.received(element.proto.bytes)
             sliders = payload.unpacked(element.proto.bytes).get("heads")
-            found.append(Chart(figure, config, len(element.proto.bytes), sliders, element.proto.bytes))
+            found.append(Chart(figure, config, len(element.proto.bytes), sliders, element.proto.bytes,
+                               payload.label(element.proto.bytes)))
     return found
 
 

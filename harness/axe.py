@@ -17,12 +17,13 @@ MODES = ("0", "1")  # ?lecture=
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # Streamlit's own: no script run going on
 CHART = '[data-testid="stMain"] .js-plotly-plot .main-svg'
 TIMEOUT = 90_000  # ms
+TITLE = '[data-testid="stMain"] h1'  # the page's title: the frame draws it first (views/shell/frame.py)
 # Until every chart of the page is drawn: the same number of plotly charts and no new one for a few frames.
 _CHARTS_STILL = """async () => {
   const count = () => document.querySelectorAll('.js-plotly-plot .main-svg').length;
   let last = -1, still = 0;
-  for (let i = 0; i < 200 && still < 6; i++) {
-    await new Promise(done => setTimeout(done, 100));
+  for (let i = 0; i < 400 && still < 4; i++) {
+    await new Promise(done => setTimeout(done, 60));
     const now = count();
     still = now === last ? still + 1 : 0;
     last = now;
@@ -69,11 +70,25 @@ class Found:
 def opened(page, view: View, base: str) -> None:
     """Open a page view and wait until its script run is over and its charts are drawn."""
     page.goto(view.url(base))
+    page.wait_for_selector(TITLE, timeout=TIMEOUT)  # this page's run has begun (before it, the app is idle too)
     page.wait_for_selector(IDLE, state="attached", timeout=TIMEOUT)
     if view.path != "tour":  # every other page draws at least one chart
         page.wait_for_selector(CHART, timeout=TIMEOUT)
     page.evaluate(_CHARTS_STILL)
     page.wait_for_selector(IDLE, state="attached", timeout=TIMEOUT)
+
+
+# Each plotly chart's accessible name: the aria-label of the figure it is in (st.plotly_chart's alt on its element,
+# the mounted chart's on its graph div), or null.
+CHART_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const figure = gd.closest('[role="figure"]');
+  return figure ? figure.getAttribute('aria-label') : null;
+})"""
+
+
+def chart_names(page) -> list[str | None]:
+    """The accessible name of every chart on the page (None: a chart without one)."""
+    return page.evaluate(CHART_NAMES)
 
 
 def check(page, view: View) -> Found:

@@ -1,6 +1,9 @@
 """The All heads page in Streamlit's AppTest: the mosaic, URL state, the link to the big view, bad input."""
+import csv
+import io
 from urllib.parse import parse_qs
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -8,7 +11,7 @@ import viz.mosaic
 from harness import apptest
 from harness.apptest import figures
 from model.analysis.showcase import SHOWCASE
-from runtime import memory, runs
+from runtime import memory, models, runs
 
 
 def open_page(text: str = "Hello students", **params) -> AppTest:
@@ -82,3 +85,15 @@ def test_512_tokens_stay_light():
     assert mosaic.size < 1_500_000
     assert preview.figure["data"][0]["type"] == "image"  # not 512 x 512 numbers
     assert preview.size < 300_000
+
+
+def test_the_previewed_heads_numbers_download_as_csv(offered):
+    at = open_page(layer="2", head="5")
+    assert not at.exception
+    name, build = offered["Download this map (CSV)"]
+    assert name == "attention_layer2_head5.csv"
+    rows = list(csv.reader(io.StringIO(build().decode("utf-8-sig"))))
+    assert rows[0][1:] == ["0:[CLS]", "1:hello", "2:students", "3:[SEP]"]
+    expected = runs.compute_run(models.Choice("minilm"), "Hello students").attentions[2, 5]
+    np.testing.assert_allclose([[float(x) for x in row[1:]] for row in rows[1:]], expected, rtol=1e-6)
+    assert offered["Download the whole trace (NumPy .npz)"][0] == "attention_trace.npz"

@@ -32,7 +32,9 @@ def test_default_page_shows_costs_shapes_and_charts():
     T = int(steps["input ids"].strip("()").split(", ")[1])
     assert steps["layer 0: Q = x W_Q, split into heads"] == f"(1, 4, {T}, 32)"
     assert steps["layer 0: FFN hidden = act(x W_1)"] == f"(1, {T}, 512)"
-    assert len(at.get("latex")) >= 4  # parameter and FLOP formulas of both models
+    formulas = [m.value for m in at.markdown if m.value.startswith(("**Parameters of one", "**FLOPs (one"))]
+    assert len(formulas) == 4  # parameter and FLOP formulas of both models, each module a line with its formula
+    assert "- self-attention (× 2): $4h^2 + 4h = 66{,}048$" in formulas[0], formulas[0]
     bert_base = [d.value for d in at.dataframe if "module" in d.value.columns][-1]
     assert bert_base["parameters"].iloc[-1] == 109_482_240
 

@@ -1,4 +1,6 @@
 """The positional-encoding page in Streamlit's AppTest: formula, learned positions, URL state, bad input."""
+import csv
+import io
 import json
 import math
 
@@ -104,3 +106,14 @@ def test_no_dimension_chosen_asks_for_some():
     assert not at.exception
     assert any("Pick dimensions" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 4
+
+
+def test_the_whole_sinusoidal_table_downloads_as_csv(offered):
+    """Every position and dimension, also those the thinned chart leaves out."""
+    at = open_positional(pe_d="64", pe_n="300", pe_base="100")
+    assert not at.exception
+    name, build = offered["Download the sinusoidal table (CSV)"]
+    assert name == "positional_encoding_d64_base100.csv"
+    rows = list(csv.reader(io.StringIO(build().decode("utf-8-sig"))))
+    assert rows[0] == ["position", *(f"dim {i}" for i in range(64))] and len(rows) == 301
+    assert float(rows[1 + 250][1 + 7]) == pytest.approx(pe(250, 7, 64, 100), abs=1e-7)

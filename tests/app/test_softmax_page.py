@@ -97,3 +97,15 @@ def test_512_tokens_stay_light():
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert len(specs) == 5 and len(json.loads(specs[0])["data"][0]["x"]) == 512
     assert sum(map(len, specs)) < 1_000_000
+
+
+def test_the_charts_numbers_are_in_a_table_key_by_key():
+    """What the four charts draw, as numbers a screen reader reads (the table's toolbar downloads them as CSV)."""
+    at = run(text="Hello students", layer="2", head="1", query="1")
+    assert not at.exception
+    (table,) = [d.value for d in at.dataframe if "q·k" in d.value.columns]
+    specs = charts(at)
+    assert list(table["key"]) == ["[CLS]", "hello", "students", "[SEP]"]
+    for column, spec in zip(["q·k", "q·k / √d_k", "M", "p"], specs[:4], strict=True):
+        np.testing.assert_allclose(table[column], apptest.plotly_array(spec["data"][0]["y"]), rtol=1e-5, atol=1e-7)
+    assert table["p"].sum() == pytest.approx(1.0, abs=1e-5)

@@ -1,5 +1,6 @@
 """The Step-by-step page in AppTest: every step drawn with its shape and formula, Pre-LN vs Post-LN, 512 tokens."""
 import base64
+import io
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -123,3 +124,21 @@ def test_512_tokens_show_a_window_and_stay_under_1_mb():
     probs = next(s for s, lab in zip(specs(at), shapes(at)) if lab.startswith("**A**"))
     assert z_of(probs).shape == (64, 512) and probs["data"][0]["y"][0] == "400: word"
     assert probs["data"][0]["meta"] == {"z_units": "u2"}  # sent as ten-thousandths (viz.wire), drawn as values
+
+
+def test_every_matrix_downloads_whole_in_lecture_mode_too(offered):
+    """The npz holds each step's matrices for every token and dimension (a chart shows a window of 64), also the
+    steps lecture mode does not draw."""
+    text = " ".join(["word"] * 80)  # 82 tokens: more rows than a chart shows
+    drawn = None
+    for lecture in ("0", "1"):
+        at = run(text=text, layer="1", head="3", lecture=lecture)
+        assert not at.exception
+        drawn = drawn or len(apptest.charts(at))  # every matrix is a chart in normal mode
+        name, build = offered["Download every matrix of these steps (NumPy .npz)"]
+        assert name == "steps_layer1_head3.npz"
+        files = np.load(io.BytesIO(build()))
+        a = runs.run(models.Choice("minilm"), text).attention(1)
+        np.testing.assert_allclose(files["2. Q (head 3)"], a.q[0, 3].numpy(), rtol=1e-6)
+        np.testing.assert_allclose(files["6. A"], a.probs[0, 3].numpy(), rtol=1e-6)
+        assert files["11. FFN output"].shape == (82, 384) and len(files.files) == drawn == 16

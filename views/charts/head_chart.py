@@ -29,6 +29,7 @@ from views.shell import lecture
 from views.widgets import state
 from views.widgets.pickers import chart_config
 from viz import wire
+from viz.describe import describe
 
 # All the maps of a run together, on the wire, at most: MiniLM (6 x 12 heads) up to 45 tokens, the default sentence
 # (16 tokens) in 37 KB. Past it, each move goes through the server (a 512-token page stays under 1 MB).
@@ -104,8 +105,10 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
                "labels": {name: _(label) for name, label in LABELS.items()}, "group": _(GROUP),
                "head_max": heads - 1, "head_disabled": mean}
 
+    label = describe(fig, shape=maps.shape[2:])  # {layer} and {head} in its title: the browser fills them in
+
     def payload(layer_head: tuple[int, int]) -> bytes:
-        return pack(fig, config, {**sliders, "layer": layer_head[0], "head": layer_head[1]})
+        return pack(fig, config, {**sliders, "layer": layer_head[0], "head": layer_head[1]}, label=label)
 
     sent = st.session_state.get(_SENT + key)
     data = None

@@ -30,6 +30,8 @@ from streamlit import runtime
 from views.charts.payload import pack
 from views.shell import lecture
 from views.widgets.pickers import chart_config
+from viz.describe import describe
+from viz.spec import FigureSpec
 
 STATIC = Path(__file__).with_name("static")
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data"  # plotly.min.js, plotly's own datasets and templates
@@ -66,13 +68,15 @@ def element_key(key: str) -> str:
 
 
 def show_chart(figure, key: str, config: dict | None = None, container=None, lecture_height: int | None = None,
-               on_click=None) -> None:
+               on_click=None, alt_name: str = "") -> None:
     """Draw a plotly figure (a go.Figure or a viz FigureSpec) here, or in `container`, as the chart named `key`
     (unique on the page): the same key on the next rerun redraws the same chart. config: plotly's (toolbar, PNG or
     SVG download); default chart_config(). lecture_height: its height in lecture mode (default lecture's). on_click:
-    called (before the rerun) when a point is clicked; clicked(key) says which."""
+    called (before the rerun) when a point is clicked; clicked(key) says which. alt_name: what the chart's text
+    alternative calls it (viz.describe; default its title): for a figure without a title."""
     figure = lecture.figure(figure.to_dict(), lecture_height)
-    payload = pack(figure, chart_config(key) if config is None else config, clicks=on_click is not None)
+    payload = pack(figure, chart_config(key) if config is None else config, clicks=on_click is not None,
+                   label=describe(figure, alt_name))
     show_payload(payload, key, container, **({"on_click_change": on_click} if on_click is not None else {}))
 
 
@@ -86,11 +90,24 @@ def clicked(key: str) -> tuple[int, int] | None:
     return None
 
 
-def streamlit_chart(figure, name: str | None = None, container=None, **kwargs) -> None:
+def streamlit_chart(figure, name: str | None = None, container=None, alt_name: str = "", **kwargs) -> None:
     """st.plotly_chart of a figure (in `container`), with the session's toolbar (name: in the camera's file name),
+    its text alternative (viz.describe, as st.plotly_chart's alt; alt_name: what it calls a chart without a title),
     and for a projector in lecture mode: the charts a page draws with Streamlit's own element (one it reruns rarely,
     or that is clicked); kwargs: st.plotly_chart's (key, on_select...)."""
-    (container or st).plotly_chart(lecture.figure(figure), config=chart_config(name), **kwargs)
+    drawn = lecture.figure(figure)
+    (container or st).plotly_chart(drawn, config=chart_config(name), alt=describe(_as_dict(drawn), alt_name),
+                                   **kwargs)
+
+
+def _as_dict(figure) -> dict:
+    """A figure as plotly's dicts, to describe it: a FigureSpec's own (not converted), a go.Figure's to_dict()."""
+    if isinstance(figure, dict):
+        return figure
+    if isinstance(figure, FigureSpec):
+        data, layout = figure.parts()
+        return {"data": data, "layout": layout}
+    return figure.to_dict()
 
 
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:

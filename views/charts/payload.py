@@ -13,12 +13,13 @@ from plotly.utils import PlotlyJSONEncoder
 from viz import wire
 
 
-def pack(figure: dict, config: dict, heads: dict | None = None, clicks: bool = False) -> bytes:
+def pack(figure: dict, config: dict, heads: dict | None = None, clicks: bool = False, label: str = "") -> bytes:
     """figure (plotly's dict: data, layout), config and heads (a chart's own sliders: views/charts/head_chart.py) as
     chart.js reads them: a 4-byte little-endian length, that many bytes of JSON, then the raw bytes of each typed array,
     named in the JSON by {"at": offset, "bytes": n}. A typed array is plotly's (base64 "bdata") or raw bytes; one with
     "units" is integers that chart.js divides by units (see viz/wire.py). clicks: the chart reports a click on a
-    point as its "click" state (show_chart's on_click)."""
+    point as its "click" state (show_chart's on_click). label: the chart's text alternative (viz.describe), its
+    aria-label; with sliders, {layer} and {head} in it are the selection's."""
     blobs: list[bytes] = []
     at = 0
 
@@ -40,6 +41,8 @@ def pack(figure: dict, config: dict, heads: dict | None = None, clicks: bool = F
         header["heads"] = binary(heads)
     if clicks:
         header["clicks"] = True
+    if label:
+        header["label"] = label
     header = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":")).encode()
     return b"".join([struct.pack("<I", len(header)), header, *blobs])
 
@@ -103,6 +106,16 @@ def _as_drawn(value):
     if isinstance(value, list):
         return [_as_drawn(v) for v in value]
     return value
+
+
+def label(payload: bytes) -> str:
+    """The chart's text alternative as the browser first sets it (chart.js): pack()'s label, with a chart's own sliders'
+    selection in place of {layer} and {head}."""
+    header = unpacked(payload)
+    text, sliders = header.get("label", ""), header.get("heads")
+    if sliders is None:
+        return text
+    return text.replace("{layer}", str(sliders["layer"])).replace("{head}", str(sliders["head"]))
 
 
 def chosen_config(config: dict, sliders: dict) -> dict:

@@ -122,7 +122,7 @@ def writings(lm: LanguageModel) -> None:
 
 
 def table(lm: LanguageModel) -> None:
-    st.subheader(_("Every head switched off alone"))
+    st.header(_("Every head switched off alone"))
     c = lm.model.config
     if c.n_layer * c.n_head > MOST_HEADS:
         st.caption(_("This model has {n} heads: switching each off in turn would take this server too long. Pick heads "

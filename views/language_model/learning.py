@@ -77,7 +77,9 @@ def curve(loss, evaluations, mark: int | None, steps: int | None, key: str) -> N
     """The loss of every step and the copy accuracy, the plateau and the jump shaded, `mark` a dotted line."""
     show_chart(learning_curve(loss, evaluations, mark, steps, score_label=_("copy accuracy (held-out repeat probes)"),
                               score_axis=_("copy accuracy"), score_hover=_("step %{x}<br>copy accuracy %{y:.1%}"),
-                              spans=spans(loss, evaluations)), key=key)
+                              spans=spans(loss, evaluations)), key=key,
+               alt_name=_("The training loss and {score} at every step").format(
+                   score=_("copy accuracy (held-out repeat probes)")))
 
 
 def scores(steps, accuracy, induction, previous, mark, shaded, head, key: str) -> None:

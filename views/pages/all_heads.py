@@ -1,6 +1,7 @@
 """All heads: every layer x every head as one image (the "model view"), and a way to open one head large."""
 from contextlib import nullcontext
 
+import numpy as np
 import streamlit as st
 
 from locales import N_, _
@@ -11,7 +12,7 @@ from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
 from views.shell.navigation import link_to
-from views.widgets import special_tokens, state
+from views.widgets import downloads, special_tokens, state
 from views.widgets.pickers import first_head
 from views.widgets.special_tokens import Shown
 from viz.attention import heatmap_spec
@@ -82,6 +83,11 @@ def preview(run: Run, layer: int, head: int, auto: bool, container, shown: Shown
         container.caption(_("{n} tokens: preview downsampled ({pool} of {f}×{f} cells); the big view has every "
                             "token.").format(n=len(tokens), pool=_(max_pool), f=tile.factor))
     show_chart(fig, key="preview", container=container)
+    # the numbers behind the picture: this head's map (as shown), and every map of the run
+    downloads.button(_("Download this map (CSV)"), lambda: downloads.head_csv(np.asarray(probs[0, 0]), tokens),
+                     f"attention_layer{layer}_head{head}.csv", "text/csv", container)
+    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
+                     "attention_trace.npz", "application/octet-stream", container)
 
 
 def view(page: Page) -> None:
@@ -113,5 +119,7 @@ def view(page: Page) -> None:
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))
     streamlit_chart(mosaic_spec(mosaic, highlight=(layer, head)), "mosaic", chart, key="mosaic",
+                    alt_name=_("Every head's attention map: one tile per layer (down) and head (across), each a query "
+                               "× key map. Layer {layer}, head {head} is outlined").format(layer=layer, head=head),
                     on_select=lambda: pick_tile(mosaic.heads), selection_mode="points")
     preview(run, layer, head, auto, right, shown)

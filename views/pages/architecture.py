@@ -47,14 +47,15 @@ def latex_number(n: int) -> str:
 
 
 def show_formulas(costs, symbols: str) -> None:
-    """Each module's formulas with their values, parameters then FLOPs, the symbols first."""
+    """Each module's formulas with their values, parameters then FLOPs, the symbols first: a list of modules, each
+    formula inline (it wraps in a narrow column; an aligned block did not and scrolled sideways, out of a keyboard's
+    reach)."""
     st.caption(symbols)
     for heading, formula, value in ((_("**Parameters of one module**"), "param_formula", "params_each"),
                                     (_("**FLOPs (one forward pass) of one module**"), "flop_formula", "flops_each")):
-        lines = [rf"\text{{{_(c.module)}}}\ (\times {c.count}) &: \quad {getattr(c, formula)} = "
-                 rf"{latex_number(getattr(c, value))}" for c in costs if getattr(c, value)]
-        st.markdown(heading)
-        st.latex(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
+        lines = [f"- {_(c.module)} (× {c.count}): ${getattr(c, formula)} = {latex_number(getattr(c, value))}$"
+                 for c in costs if getattr(c, value)]
+        st.markdown("\n".join([heading, "", *lines]))
 
 
 def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: bool) -> None:
@@ -107,7 +108,7 @@ def show_pretrained(seq_len: int) -> None:
 
 def view(page: Page) -> None:
     config_column, main = (st.sidebar, st.container()) if lecture.on() else st.columns([1, 3], gap="large")
-    config_column.subheader(_("Random model"))
+    config_column.header(_("Random model"))
     raw_heads = requested_heads()
     config = random_config(config_column)
     explain_heads(raw_heads, config)
@@ -118,7 +119,7 @@ def view(page: Page) -> None:
 
     with main:
         state.show_notices()  # at the top of the results, beside the sliders that caused them
-        st.subheader(_("Parameters and FLOPs: random model, {layers} layers × {heads} heads").format(
+        st.header(_("Parameters and FLOPs: random model, {layers} layers × {heads} heads").format(
             layers=config.num_layers, heads=config.nhead))
         positions = _("learned positions") if config.positional == "learned" else _("sinusoidal positions")
         st.caption(_("d_model {d_model}, d_ff {d_ff}, {activation}, {norm}, {positions}, for this sentence of {n} "
@@ -128,14 +129,14 @@ def view(page: Page) -> None:
         show_costs(random_shape(loaded, config), seq_len, loaded.model, _("Parameters and FLOPs of the random model"),
                    formulas_open=True)
 
-        st.subheader(_("The tensor shape at every step, for this sentence ({n} tokens)").format(n=seq_len))
+        st.header(_("The tensor shape at every step, for this sentence ({n} tokens)").format(n=seq_len))
         st.caption(_("Read from the recorded forward pass. B = 1 sentence, T = {n} tokens, d = {d}, h = {h} heads, "
                      "d_k = d / h = {d_k}, d_ff = {d_ff}.").format(n=seq_len, d=config.d_model, h=config.nhead,
                                                                   d_k=config.d_model // config.nhead,
                                                                   d_ff=config.d_ff))
         st.dataframe(shape_steps(run.trace, config.norm_first), hide_index=True, height="content")
 
-        st.subheader(_("For comparison: the pretrained all-MiniLM-L6-v2"))
+        st.header(_("For comparison: the pretrained all-MiniLM-L6-v2"))
         show_pretrained(seq_len)
         with st.expander(_("Reference: bert-base (12 layers × 12 heads, d_model 768, d_ff 3072)")):
             show_table(module_costs(Shape.from_bert(BertConfig()), seq_len))

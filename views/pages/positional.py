@@ -10,7 +10,7 @@ from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.errors import cached, failure
 from views.shell.frame import Page
-from views.widgets import state
+from views.widgets import downloads, state
 from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
 
 BASES = (100, 1000, 10000, 100000)
@@ -104,11 +104,18 @@ def view(page: Page) -> None:
     similarities(table, learned, num_positions, cosine)
 
 
+def table_csv(table: np.ndarray) -> bytes:
+    """The whole table (every position and dimension, not only those drawn) as CSV: a row per position."""
+    lines = [downloads.BOM + ",".join(["position", *(f"dim {i}" for i in range(table.shape[1]))])]
+    lines += [",".join([str(p), *(f"{v:.8g}" for v in row)]) for p, row in enumerate(table)]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num_positions: int, first: int,
            last: int, base: int) -> None:
     """The sinusoidal table beside the model's learned positions (or why it has none)."""
     d_model = table.shape[1]
-    st.subheader(_("The table: positions × dimensions"))
+    st.header(_("The table: positions × dimensions"))
     left, right = st.columns(2)
     shown, positions, dims, s = sampled(table, first, last)
     streamlit_chart(table_heatmap(shown, positions, dims, title=_("Sinusoidal, d = {d}, base {base}").format(
@@ -116,6 +123,8 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     odd = " " + _("With an odd d the last column is a sine without a cosine.") if d_model % 2 else ""
     left.caption(_("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
                    "hand turning at its own speed.") + odd + thinned(s))
+    downloads.button(_("Download the sinusoidal table (CSV)"), lambda: table_csv(table),
+                     f"positional_encoding_d{d_model}_base{base}.csv", "text/csv", left)
     if learned is None:
         right.info(learned_note)
         return
@@ -132,7 +141,7 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
 
 def waves(table: np.ndarray, d_model: int, base: int) -> None:
     """Chosen dimensions of the table as curves along the positions."""
-    st.subheader(_("Each dimension is a wave along the positions"))
+    st.header(_("Each dimension is a wave along the positions"))
     curve_dims = state.int_list(_("Dimensions to plot"), "pe_dims", range(d_model), str,
                                 default=[d for d in DEFAULT_CURVE_DIMS if d < d_model])
     state.show_notices()  # a bad ?pe_dims= is only read here
@@ -140,14 +149,15 @@ def waves(table: np.ndarray, d_model: int, base: int) -> None:
         st.info(_("{n} dimensions chosen: plotting the first {most}.").format(n=len(curve_dims), most=MAX_CURVES))
         curve_dims = curve_dims[:MAX_CURVES]
     if curve_dims:
-        streamlit_chart(curves_figure(table, curve_dims, d_model, base), "waves")
+        streamlit_chart(curves_figure(table, curve_dims, d_model, base), "waves",
+                        alt_name=_("Each dimension is a wave along the positions"))
     else:
         st.info(_("Pick dimensions to plot their sine or cosine against the position."))
 
 
 def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: int, cosine: bool) -> None:
     """Every pair of positions compared, sinusoidal beside learned."""
-    st.subheader(_("Similarity of every pair of positions"))
+    st.header(_("Similarity of every pair of positions"))
     left, right = st.columns(2)
     s = stride_for(num_positions, num_positions)
     title = _("Sinusoidal: cosine") if cosine else _("Sinusoidal: PE · PEᵀ")

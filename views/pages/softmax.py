@@ -59,6 +59,7 @@ def view(page: Page) -> None:
     if not math.isclose(attn.scale, 1 / math.sqrt(d_k), rel_tol=1e-4):
         c2.caption(_("This model scales by {scale}, not 1/√d_k = {standard}.").format(
             scale=f"{attn.scale:.4g}", standard=f"{1 / math.sqrt(d_k):.4g}"))
+    numbers(run.tokens, raw, scaled, mask, probs)
 
     allowed = int(np.isfinite(scaled + mask).sum())
     h = entropy(probs)
@@ -75,16 +76,24 @@ def view(page: Page) -> None:
     temperature(scaled + mask, keys, d_k)
 
 
+def numbers(tokens, raw, scaled, mask, probs) -> None:
+    """The four charts' numbers, key by key, as a table (a screen reader reads it; its toolbar downloads it as CSV)."""
+    with st.expander(_("The numbers of the four charts, key by key")):
+        st.dataframe({_("position"): range(len(tokens)), _("key"): list(tokens), "q·k": raw, "q·k / √d_k": scaled,
+                      "M": mask, "p": probs}, hide_index=True)
+
+
 def temperature(scores: np.ndarray, keys, d_k: int) -> None:
     """The row under a temperature T, softmax(s / T), beside the model's (T = 1): the model is not run again."""
-    st.subheader(_("Temperature: how T sharpens or flattens the softmax"))
+    st.header(_("Temperature: how T sharpens or flattens the softmax"))
     slider, formula = lecture.controls([2, 3])
     t = state.float_slider(_("Temperature T"), "temp", *TEMPERATURES, 1.0, container=slider, step=0.1,
                            help=_("T = 1 is the model. T > 1 flattens the row toward uniform; T < 1 sharpens it "
                                   "toward the largest score."))
     state.show_notices()  # a bad ?temp= in the link, said here, by its slider
-    formula.latex(r"p_j(T) = \mathrm{softmax}_j\!\left(\frac{s_{ij}}{T}\right), \qquad s_{ij} = "
-                  r"\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}")
+    # a narrow column breaks the line before s_ij (kept whole), or also after p_j(T) = (views/shell/formulas.py)
+    formula.latex(r"p_j(T) = \mathrm{softmax}_j\!\left(\frac{s_{ij}}{T}\right), \qquad\allowbreak {s_{ij} = "
+                  r"\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}}")
     model_row = softmax_row(scores)  # (S,) T = 1
     chosen = with_temperature(scores, t)  # (S,) only this row is recomputed; the model is not re-run
     streamlit_chart(probability_bars(model_row, keys, _("the model (T = 1) vs T = {t}").format(t=f"{t:g}"),

@@ -1,6 +1,8 @@
 """Step by step: one layer and head of the encoder, from X to the FFN, each tensor a small heatmap with its shape."""
+import io
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
@@ -12,7 +14,7 @@ from model.masks import is_blocked
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import state
+from views.widgets import downloads, state
 from views.widgets.pickers import first_head
 from viz.labels import long_text_labels
 from viz.matrix import matrix_heatmap, shape_label, window
@@ -46,6 +48,14 @@ class View:
     row1: int
     dim0: int
     only: int = 0  # lecture mode: the one step drawn (1..STEPS); 0: every step
+    matrices: dict = field(default_factory=dict)  # every step's matrices, whole, by "N. name": the download
+
+
+def npz(matrices: dict) -> bytes:
+    """Every matrix of the steps, whole (every token and dimension), as NumPy arrays named "N. name"."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **matrices)
+    return buf.getvalue()
 
 
 def rows_of(t: torch.Tensor) -> np.ndarray:
@@ -65,7 +75,8 @@ def draw(shown: View, panel: Panel, container) -> None:
     z = panel.values[shown.row0:shown.row1, lo:hi]  # (rows shown, columns shown)
     fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
-    show_chart(fig, key=panel.name, container=container, lecture_height=LECTURE_HEIGHT)
+    show_chart(fig, key=panel.name, container=container, lecture_height=LECTURE_HEIGHT,
+               alt_name=_("{name}, one row per token").format(name=panel.name))
     rows, columns = (shown.row0, shown.row1) != (0, T), (lo, hi) != (0, width)
     if rows and columns:
         container.caption(_("Showing tokens {r0}–{r1} of {T}, dimensions {lo}–{hi} of {width}.").format(
@@ -78,13 +89,15 @@ def draw(shown: View, panel: Panel, container) -> None:
 
 def step(shown: View, title: str, formula: str, panels: list[Panel], note: str = "") -> None:
     """A numbered step ("N. ..."): its title, its formula (st.latex), its matrices side by side. In lecture mode only
-    the step chosen in the sidebar (shown.only) is drawn."""
-    if shown.only and int(title.split(".")[0]) != shown.only:
+    the step chosen in the sidebar (shown.only) is drawn. Its matrices are kept for the download, drawn or not."""
+    number = int(re.search(r"\d+", title).group())  # "N. ..." (a test's marked catalog wraps the title)
+    shown.matrices.update({f"{number}. {panel.name}": panel.values for panel in panels})
+    if shown.only and number != shown.only:
         return
     if not shown.only:
         st.divider()
     text_col, chart_col = st.columns([1, 3])
-    text_col.markdown(f"#### {title}")
+    text_col.markdown(f"## {title}")  # a section of the page: h2 under the title (heading levels in order)
     if note:
         text_col.caption(note)
     chart_col.latex(formula)
@@ -130,6 +143,9 @@ def view(page: Page) -> None:
     input_step(shown, run, layer, sa_block, facts)
     attention_steps(shown, attn, sa_block, head, pre_ln)
     output_steps(shown, run, layer, facts)
+    # the heatmaps' numbers, every token and dimension (the charts show a window of them)
+    downloads.button(_("Download every matrix of these steps (NumPy .npz)"), lambda: npz(shown.matrices),
+                     f"steps_layer{layer}_head{head}.npz", "application/octet-stream", where)
 
 
 def input_step(shown: View, run, layer: int, sa_block, facts) -> None:
@@ -167,7 +183,8 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
     if pre_ln:
         qkv.insert(0, Panel("LN(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
     step(shown, _("2. Q, K, V of the head"),
-         r",\quad ".join(rf"{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}" for n in "QKV"), qkv,
+         # each equation whole; a narrow column breaks the line between them (views/shell/formulas.py)
+         r",\quad\allowbreak ".join(rf"{{{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}}}" for n in "QKV"), qkv,
          _("Head {head} uses columns {first}–{last} of the full projections.").format(
              head=head, first=head * d_k, last=(head + 1) * d_k - 1))
 

@@ -192,7 +192,7 @@ def accuracy(t: Translate) -> None:
 
 
 def ranking_table(t: Translate) -> None:
-    st.subheader(_("Which heads matter"))
+    st.header(_("Which heads matter"))
     ranked, seconds = ranking(t.loaded.translator)
     whole = score_of(t.loaded.translator, ()).exact_match
     singles = [(s, m) for s, m in ranked if len(s.heads) == 1]

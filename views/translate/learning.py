@@ -122,7 +122,8 @@ def when(step: int, t: Translate) -> str:
 
 
 def curve(loss, scores, mark: int | None, steps: int | None, key: str, score_label: str) -> None:
-    show_chart(learning_curve(loss, scores, mark, steps, score_label=score_label), key=key)
+    show_chart(learning_curve(loss, scores, mark, steps, score_label=score_label), key=key,
+               alt_name=_("The training loss and {score} at every step").format(score=score_label))
 
 
 # ---------------------------------------------------------------- the part

@@ -76,7 +76,7 @@ def _picker(container, offered, default: str, labels: dict, random_key: str, set
         file_names.set_model(key)
         return Choice(key)
     if settings:
-        container.subheader(_(settings))
+        container.header(_(settings))
     return Choice(key, random_config(container))
 
 

@@ -137,6 +137,7 @@ async function drain(chart, parent) {
         chart.figure = header.figure;
         chart.config = header.config;
         chart.clicks = Boolean(header.clicks);
+        chart.label = header.label || "";
         if (header.heads || chart.heads) (await loadHeads()).show(chart, header.heads, parent);
       }
       chart.moved = false;
@@ -144,12 +145,29 @@ async function drain(chart, parent) {
       chart.width = parent.getBoundingClientRect().width;
       await plotly.react(chart.gd, chart.figure.data, themed(chart.figure.layout || {}, theme, chart.width),
                          chart.config);
+      name(chart);
       if (bytes) chart.shown = bytes;
       if (chart.clicks && !chart.listening) listen(chart);
       chart.drawn?.();
     }
   } finally {
     chart.busy = false;
+  }
+}
+
+// The chart's text alternative (viz/describe.py, in the page's language), as Streamlit's st.plotly_chart says its alt:
+// a figure with a name. A chart with its own sliders names the map they picked.
+function name(chart) {
+  let label = chart.label;
+  if (chart.heads && chart.selection) {
+    label = label.replaceAll("{layer}", chart.selection.layer).replaceAll("{head}", chart.selection.head);
+  }
+  if (label) {
+    chart.gd.setAttribute("role", "figure");
+    chart.gd.setAttribute("aria-label", label);
+  } else {
+    chart.gd.removeAttribute("role");
+    chart.gd.removeAttribute("aria-label");
   }
 }
 
