@@ -1,13 +1,11 @@
 """The comparison's pictures: a map with a query's row outlined, and the difference B − A in diverging colours."""
 import numpy as np
-import plotly.colors
 
 from locales import _
 from viz import wire
 from viz.attention import heatmap_spec
+from viz.colours import DIVERGING
 from viz.spec import FigureSpec
-
-DIVERGING = plotly.colors.get_colorscale("RdBu_r")  # as stops: a spec is not checked, and plotly.js has no "_r" names
 
 
 def outlined(spec: FigureSpec, row: int | None, columns: int) -> FigureSpec:
@@ -20,7 +18,7 @@ def outlined(spec: FigureSpec, row: int | None, columns: int) -> FigureSpec:
 
 
 def difference_spec(diff: np.ndarray, query_tokens, key_tokens, title: str, row: int | None = None) -> FigureSpec:
-    """(M, M) B − A: red where B attends more, blue where less, white where equal; the range symmetric about 0 up
+    """(M, M) B − A: orange where B attends more, blue where less, white where equal; the range symmetric about 0 up
     to the largest |difference|. Sent as signed ten-thousandths past wire.EXACT_CELLS cells."""
     z = np.asarray(diff, dtype=np.float32)
     limit = float(np.nanmax(np.abs(z))) if z.size and np.isfinite(z).any() else 0.0

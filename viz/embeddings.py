@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from locales import _
 from viz.attention import axis_labels
+from viz.colours import DIVERGING, NEGATIVE, POSITIVE
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf", "#393b79", "#637939")
@@ -24,10 +25,10 @@ def labels_of(sentences) -> list[str]:
 
 
 def cosine_figure(similarity: np.ndarray, sentences, title: str) -> go.Figure:
-    """(N, N) cosine similarities, the value written in each cell; -1..1, red for similar."""
+    """(N, N) cosine similarities, the value written in each cell; -1..1, orange for similar, blue for opposite."""
     labels = labels_of(sentences)
     fig = go.Figure(go.Heatmap(z=np.asarray(similarity, dtype=np.float32), x=labels, y=labels, zmin=-1.0, zmax=1.0,
-                               colorscale="RdBu_r", texttemplate="%{z:.2f}", colorbar={"thickness": 12},
+                               colorscale=DIVERGING, texttemplate="%{z:.2f}", colorbar={"thickness": 12},
                                hovertemplate=_("%{y}<br>%{x}<br>cosine = %{z:.4f}<extra></extra>")))
     fig.update_layout(title={"text": title, "font": {"size": 14}}, height=max(320, 34 * len(labels) + 200),
                       margin={"l": 10, "r": 10, "t": 50, "b": 10},
@@ -70,7 +71,7 @@ def shares_figure(shares: np.ndarray, tokens, title: str) -> go.Figure:
     """Each token's share of the pooled vector (the shares sum to 1)."""
     labels = axis_labels(tokens)
     s = np.asarray(shares, dtype=np.float32)
-    fig = go.Figure(go.Bar(x=labels, y=s, marker_color=np.where(s >= 0, "#c0392b", "#2e6da4"),
+    fig = go.Figure(go.Bar(x=labels, y=s, marker_color=np.where(s >= 0, POSITIVE, NEGATIVE),
                            hovertemplate=_("token: %{x}<br>share = %{y:.4f}<extra></extra>")))
     fig.update_layout(title={"text": title, "font": {"size": 14}}, height=340, margin=MARGIN,
                       xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},

@@ -1,6 +1,6 @@
 """Teacher forcing beside free generation, as a grid of words: one column per position, five rows (what teacher
 forcing reads, what it predicts, the correct next word, what free generation writes, what it reads). A predicted or
-written word is green where it is the correct one and red where not; a word generation reads is orange where it is
+written word is blue where it is the correct one and red where not; a word generation reads is yellow where it is
 its own wrong word (teacher forcing reads the correct one there). The first divergence is framed."""
 import html
 
@@ -10,7 +10,9 @@ from locales import N_, _
 from viz.spec import FigureSpec
 
 NEUTRAL, RIGHT, WRONG, OWN = 0, 1, 2, 3
-COLOURS = ("#ececec", "#8fd19e", "#f1948a", "#f8c471")  # grey, green, red, orange
+# grey, blue, red, yellow: apart under every common colour-vision deficiency (green and red were not, for deuteranopes:
+# tests/viz/test_colours.py)
+COLOURS = ("#ececec", "#9ecae1", "#f4a582", "#f0e442")
 # a discrete colour scale over z = 0..3: each value its own colour
 _SCALE = [[0.0, COLOURS[0]], [1 / 6, COLOURS[0]], [1 / 6, COLOURS[1]], [0.5, COLOURS[1]], [0.5, COLOURS[2]],
           [5 / 6, COLOURS[2]], [5 / 6, COLOURS[3]], [1.0, COLOURS[3]]]

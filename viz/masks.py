@@ -6,6 +6,7 @@ from locales import _
 from model.masks import is_blocked
 from viz import wire
 from viz.attention import axis_labels
+from viz.colours import DIVERGING
 from viz.labels import tick_angle
 
 ALLOWED_COLOUR, BLOCKED_COLOUR = "#e8eef7", "#3b3b4f"
@@ -65,7 +66,7 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
         raise ValueError(f"diff of shape {z.shape} does not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
     limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
     heat = go.Heatmap(
-        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale="RdBu_r", hoverongaps=False,
+        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale=DIVERGING, hoverongaps=False,
         colorbar={"title": {"text": "Δp"}}, zmin=-limit, zmax=limit,
         hovertemplate=_("query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>"),
         **(wire.units_marker(signed=True) if wire.quantized(z, exact_cells) else {}),

@@ -5,8 +5,9 @@ import plotly.graph_objects as go
 from locales import _
 from viz import wire
 from viz.attention import axis_labels
+from viz.colours import DIVERGING
 
-SIGNED_COLORSCALE = "RdBu_r"  # blue negative, white 0, red positive
+SIGNED_COLORSCALE = DIVERGING  # blue negative, white 0, orange positive (viz.colours)
 
 
 def window(width: int, start: int, size: int) -> tuple[int, int]:

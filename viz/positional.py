@@ -5,6 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import _
+from viz.colours import DIVERGING
 
 MAX_CELLS = 100_000  # per heatmap: about 0.5 MB of JSON, so the page stays a few MB at 2048 x 1024
 
@@ -49,7 +50,7 @@ def table_heatmap(table, positions, dims, title: str = "", limit: float | None =
     if limit is None:
         limit = max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
     heat = go.Heatmap(
-        z=z, x=np.asarray(dims, dtype=np.int32), y=np.asarray(positions, dtype=np.int32), colorscale="RdBu_r",
+        z=z, x=np.asarray(dims, dtype=np.int32), y=np.asarray(positions, dtype=np.int32), colorscale=DIVERGING,
         zmin=-limit, zmax=limit, colorbar={"title": {"text": _("value")}},
         hovertemplate=_("position %{y}<br>dimension %{x}<br>value = %{z:.4f}") + "<extra></extra>",
     )
@@ -70,7 +71,7 @@ def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
     pos = np.asarray(positions, dtype=np.int32)
     measure = _("cos") if cosine else _("dot")
     heat = go.Heatmap(
-        z=z, x=pos, y=pos, colorscale="RdBu_r", zmin=-limit, zmax=limit,
+        z=z, x=pos, y=pos, colorscale=DIVERGING, zmin=-limit, zmax=limit,
         colorbar={"title": {"text": measure}},
         hovertemplate=_("position %{y} · position %{x}<br>{measure} = %{z:.4f}").replace("{measure}", measure)
         + "<extra></extra>",

@@ -4,6 +4,7 @@ import plotly.graph_objects as go
 
 from locales import _
 from viz.attention import axis_labels
+from viz.colours import NEGATIVE, POSITIVE
 from viz.softmax import LEGEND
 
 
@@ -13,7 +14,7 @@ def saliency_bars(signed, norm, tokens, title: str) -> go.Figure:
     if signed.shape != norm.shape or signed.shape != (len(tokens),):
         raise ValueError(f"saliencies of shapes {signed.shape}, {norm.shape} do not fit {len(tokens)} tokens")
     labels = axis_labels(tokens)
-    colours = np.where(signed >= 0, "#c0392b", "#2e6da4")
+    colours = np.where(signed >= 0, POSITIVE, NEGATIVE)
     fig = go.Figure([
         go.Bar(x=labels, y=signed, name=_("Σ x·∂y/∂x (signed)"), marker_color=colours,
                hovertemplate=_("token: %{x}<br>%{y:.4g}") + "<extra></extra>"),

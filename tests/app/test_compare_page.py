@@ -69,7 +69,7 @@ def test_long_texts_show_one_map_at_a_time_and_an_empty_second_sentence_is_asked
 
 def test_the_difference_is_drawn_in_diverging_colours_centred_on_zero():
     diff = charts(open_page("compare", text=TEXT, text2=TEXT2))[2].figure["data"][0]
-    assert diff["colorscale"][0][1] == "rgb(5,48,97)" and diff["colorscale"][-1][1] == "rgb(103,0,31)"  # blue..red
+    assert diff["colorscale"][0][1] == "#053061" and diff["colorscale"][-1][1] == "#7f3b08"  # blue..orange
     assert diff["zmin"] == -diff["zmax"] > -1
 
 

@@ -91,7 +91,7 @@ def explain_difference(container, diff: np.ndarray, T: int, Tm: int, pad: str = 
     """The largest change and how to read the difference map."""
     container.metric(_("Largest change |Δp| over the sentence's tokens"), f"{float(np.nanmax(np.abs(diff))):.2g}")
     container.markdown(
-        _("Blue: attention the mask took away (a blocked key loses all of it); red: attention that moved to the "
+        _("Blue: attention the mask took away (a blocked key loses all of it); orange: attention that moved to the "
           "keys still visible. From the second layer on, a mask also changes each layer's input, so visible "
           "cells move too."))
     if Tm > T:

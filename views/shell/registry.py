@@ -57,7 +57,7 @@ PAGES: tuple[PageSpec, ...] = (
              params=frozenset({"query", "temp"})),
     PageSpec("steps", N_("Step by step"), ":material/stairs:", "views.pages.steps",
              N_("One encoder layer, one head, every tensor on the way: each heatmap is tokens (rows) by dimensions or "
-             "keys (columns). Red is positive, blue negative; probabilities use a fixed 0..1 scale."), _ALL,
+             "keys (columns). Orange is positive, blue negative; probabilities use a fixed 0..1 scale."), _ALL,
              params=frozenset({"dim0", "row0"})),
     PageSpec("masks", N_("Masks"), ":material/filter_alt:", "views.pages.masks",
              N_("A mask decides which keys each query may attend to. Pick one and see the mask matrix, "

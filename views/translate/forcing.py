@@ -195,7 +195,7 @@ def section(t: Translate) -> None:
     st.caption(_("Each column is one position. **Teacher forcing** (training): the decoder reads the whole "
                  "reference shifted right (`<bos>` first) in one pass under the causal mask and predicts the next "
                  "word at every position from the correct words before it. **Free generation** (translating): it "
-                 "reads its own words, one at a time. Green: the correct word; red: another one; orange: generation "
+                 "reads its own words, one at a time. Blue: the correct word; red: another one; yellow: generation "
                  "reads its own wrong word where teacher forcing reads the correct one. The small numbers are "
                  "probabilities."))
     st.markdown(story(c))

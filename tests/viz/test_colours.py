@@ -1,0 +1,79 @@
+"""The colours a student must tell apart stay apart for colour-blind students: simulated protanopia, deuteranopia and
+tritanopia (Machado, Oliveira and Fernandes 2009, severity 1, on linear RGB), compared in CIE L*a*b* (ΔE 1976)."""
+import itertools
+
+import numpy as np
+import pytest
+
+from viz.colours import DIVERGING, NEGATIVE, POSITIVE
+from viz.compare import difference_spec
+from viz.embeddings import cosine_figure
+from viz.forcing import COLOURS
+from viz.masks import difference_heatmap
+from viz.matrix import matrix_heatmap
+from viz.positional import similarity_heatmap, table_heatmap
+
+DEFICIENCIES = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+APART = 15  # ΔE76: clearly different colours side by side (2.3 is a just-noticeable difference)
+
+
+def linear(colour: str) -> np.ndarray:
+    srgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    return np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+def lab(rgb: np.ndarray) -> np.ndarray:
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ np.clip(rgb, 0, 1)
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def seen(colour: str, deficiency: str | None = None) -> np.ndarray:
+    rgb = linear(colour)
+    return lab(rgb if deficiency is None else np.array(DEFICIENCIES[deficiency]) @ rgb)
+
+
+def apart(a: str, b: str, deficiency: str | None) -> float:
+    return float(np.linalg.norm(seen(a, deficiency) - seen(b, deficiency)))
+
+
+@pytest.mark.parametrize("deficiency", [None, *DEFICIENCIES])
+def test_a_positive_and_a_negative_value_of_the_same_size_look_different(deficiency):
+    colours = [c for _, c in DIVERGING]
+    for k in range(len(colours) // 2):  # stop k and its mirror, the same |value| on either side of 0
+        assert apart(colours[k], colours[-1 - k], deficiency) >= APART, (k, deficiency)
+    assert apart(NEGATIVE, POSITIVE, deficiency) >= APART
+
+
+def test_the_scale_is_white_at_zero_and_darker_with_the_size_of_the_value():
+    positions = [p for p, _ in DIVERGING]
+    assert positions == sorted(positions) and positions[0] == 0 and positions[-1] == 1
+    lightness = [seen(c)[0] for _, c in DIVERGING]
+    middle = len(lightness) // 2
+    assert positions[middle] == 0.5 and lightness[middle] > 95
+    assert lightness[:middle + 1] == sorted(lightness[:middle + 1])  # lighter towards 0 from below
+    assert lightness[middle:] == sorted(lightness[middle:], reverse=True)  # and darker away from it above
+    blue, orange = seen(NEGATIVE), seen(POSITIVE)
+    assert blue[2] < -30 and orange[1] > 10 and orange[2] > 30  # b* blue below 0; orange: a* and b* above
+
+
+@pytest.mark.parametrize("deficiency", [None, *DEFICIENCIES])
+def test_the_forcing_grids_right_wrong_and_own_words_look_different(deficiency):
+    for a, b in itertools.combinations(COLOURS, 2):
+        assert apart(a, b, deficiency) >= APART, (a, b, deficiency)
+
+
+def test_every_signed_map_uses_the_diverging_scale():
+    z = np.array([[0.5, -0.2], [0.1, 0.0]])
+    figures = [difference_spec(z, ["a", "b"], ["a", "b"], "B − A").figure(),
+               difference_heatmap(z, ["a", "b"], ["a", "b"]), cosine_figure(z, ["one", "two"], "cos"),
+               matrix_heatmap(z, ["a", "b"]), table_heatmap(z, [0, 1], [0, 1]), similarity_heatmap(z, [0, 1])]
+    expected = [[p, c] for p, c in DIVERGING]
+    for figure in figures:
+        scale = [[p, c] for p, c in figure.data[0].colorscale]
+        assert scale == expected, figure.layout.title.text
