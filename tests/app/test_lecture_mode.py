@@ -1,8 +1,12 @@
 """Lecture mode (?lecture=1): every page runs, in both languages, its charts made for a projector (20 px ticks, a
-1280x720 height), its controls in the sidebar; the steps page one step at a time."""
+1280x720 height) and each saying what it shows (viz.describe), its controls in the sidebar; the steps page one step at
+a time."""
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import locales
 from harness.apptest import TIMEOUT, _app_starting_at, charts, link_value
 from views.shell import lecture, registry, tour_stops
 from viz.lecture import TICK_PX
@@ -18,19 +22,33 @@ def _open(path: str, **params) -> AppTest:
     return at.run()
 
 
+# What a chart's text alternative (viz.describe) says it is, in each language; English words left in a Chinese one
+KINDS = {"en": re.compile(r"A heatmap|heatmaps side by side|A bar chart|A line chart|A scatter plot|An image"),
+         "zh": re.compile(r"热力图|条形图|折线图|散点图|图像")}
+ENGLISH_WORDS = re.compile(r"\b(A heatmap|A bar chart|A line chart|Rows|Columns|Across|Up|Series|Lines|On the chart)\b")
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("path", PAGES)
-def test_every_chart_is_made_for_a_projector(path, lang):
+def test_every_chart_is_made_for_a_projector_and_says_what_it_shows(path, lang):
+    """Also each chart's text alternative (the mounted chart's aria-label, st.plotly_chart's alt): a name (its title,
+    or what the page calls it), what kind of chart and its size, the map its own sliders show, in the page's language
+    (the same words in normal mode: only the figure's fonts and height differ)."""
     at = _open(path, lecture="1", lang=lang)
     assert not at.exception, at.exception
     assert at.sidebar.toggle(key="lecture").value is True and link_value(at, "lecture") == "1"
     drawn = charts(at)
     assert drawn
+    with locales.use(lang):
+        nameless = locales._("A chart.")
     for chart in drawn:
         layout = chart.figure["layout"]
         assert layout["height"] <= lecture.CHART_HEIGHT
         for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):
             assert layout[axis]["tickfont"]["size"] >= TICK_PX, (axis, layout[axis])
+        assert not chart.label.startswith(nameless) and KINDS[lang].search(chart.label), chart.label
+        assert "{layer}" not in chart.label and "{head}" not in chart.label, chart.label
+        assert lang == "en" or not ENGLISH_WORDS.search(chart.label), chart.label
 
 
 @pytest.mark.parametrize("path", ["heatmap", "softmax", "masks", "steps", "all-heads", "encoder-decoder",
