@@ -1,6 +1,7 @@
 """What the AppTest page tests share: the app's path, opening a page as a shared link, its charts, plotly arrays."""
 import base64
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,3 +82,9 @@ def slider_value(at: AppTest, name: str):
 
 def figures(at: AppTest) -> list[dict]:
     return [c.figure for c in charts(at)]
+
+
+def bundled_traces() -> frozenset[str]:
+    """The trace types the mounted charts' plotly.js (views/charts/plotly/plotly.min.js, a partial bundle) can draw."""
+    source = (Path(mounted.PLOTLY_JS) / "plotly.min.js").read_text()
+    return frozenset(re.findall(r'moduleType:"trace",name:"(\w+)"', source))

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import locales
-from harness.apptest import TIMEOUT, _app_starting_at, charts, link_value
+from harness.apptest import TIMEOUT, _app_starting_at, bundled_traces, charts, link_value
 from views.shell import lecture, registry, tour_stops
 from viz.lecture import TICK_PX
 
@@ -42,6 +42,8 @@ def test_every_chart_is_made_for_a_projector_and_says_what_it_shows(path, lang):
     with locales.use(lang):
         nameless = locales._("A chart.")
     for chart in drawn:
+        if chart.payload:  # a mounted chart: drawn by the app's partial plotly.js bundle
+            assert {trace.get("type", "scatter") for trace in chart.figure["data"]} <= bundled_traces()
         layout = chart.figure["layout"]
         assert layout["height"] <= lecture.CHART_HEIGHT
         for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):

@@ -4,9 +4,11 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.offline import get_plotlyjs_version
 
-from harness.apptest import charts, open_page, plotly_array
+from harness.apptest import bundled_traces, charts, open_page, plotly_array
 from harness.students.protocol import CHART_COMPONENT
+from views.charts import mounted
 from views.charts.mounted import COMPONENT
 from views.charts.payload import pack, received, unpacked
 from viz.attention import CHART_CONFIG, heatmap_spec
@@ -60,3 +62,11 @@ def test_the_heatmap_page_mounts_one_chart_with_the_sessions_toolbar():
     assert chart.figure["layout"]["title"]["text"] == "Layer 2, head 3"
     assert chart.config["toImageButtonOptions"]["format"] == "svg"
     assert json.dumps(chart.figure["data"][0]["y"]) == json.dumps(["[CLS]", "hello", "students", "[SEP]"])
+
+
+def test_the_charts_plotly_js_is_the_cartesian_bundle_of_plotlys_own_version():
+    """views/charts/plotly/plotly.min.js is plotly's cartesian partial bundle (a third of the full one over the wire),
+    of the very version the installed plotly package draws its figures for."""
+    head = (mounted.PLOTLY_JS / "plotly.min.js").read_text()[:200]
+    assert f"plotly.js (cartesian - minified) v{get_plotlyjs_version()}" in head
+    assert {"heatmap", "bar", "scatter", "image"} <= bundled_traces()
