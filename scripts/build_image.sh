@@ -267,6 +267,7 @@ fi
 MOUNTS=()
 
 in_image id
+echo "/app holds: $(in_image ls -A /app | tr '\n' ' ')"
 # compose runs the image read-only with tmpfs at /tmp and /home/app: nothing may be written elsewhere.
 # (Folders the image's user cannot read, it cannot write either: find's complaints about them are dropped.)
 written=$(in_image sh -c 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /home/app \
