@@ -214,16 +214,19 @@ class BoundedCache:
         """After dropping a model, or TRIM_AFTER bytes or more, give the freed memory back to the system. A model
         that has been traced (model.compiled) sits in a reference cycle that torch.jit.trace leaves behind, so
         dropping it frees nothing until Python's cyclic collector runs, which can take minutes: one visitor's links
-        stacked up 8 models (3.9 GB) beside a 1 GB budget (bench/memory.py). So a dropped model is collected at
-        once (a full collection takes 50-130 ms; models are dropped rarely)."""
+        stacked up 8 models (3.9 GB) beside a 1 GB budget (bench/memory.py). So a dropped traced model is collected
+        at once. A full collection holds every session up (230 ms in a warmed-up server, more with a class's
+        sessions), so only then: a model never traced (a random one past MAX_TRACED_RANDOM) is freed when dropped,
+        and serve.py freezes what the warm-up made (gc.freeze: never scanned again)."""
         with self._room:
+            settle, self._settle = self._settle, []  # and no longer held here: an untraced model is freed with it
             model, enough = self._freed_model, self._freed >= TRIM_AFTER
-            if not (model or enough):
-                return
-            self._freed, self._freed_model = 0, False
-            settle, self._settle = self._settle, []
+            if model or enough:
+                self._freed, self._freed_model = 0, False
         while settle:  # a dropped model still being traced is still held by its tracing: let that end first
             settle.pop().settle()
+        if not (model or enough):
+            return
         if model:
             gc.collect()
         release_freed_memory()
@@ -282,6 +285,6 @@ class BoundedCache:
         self.bytes -= entry.size
         self.evicted[entry.kind] += 1
         self._freed += entry.size
-        self._freed_model |= entry.kind == "model"
+        self._freed_model |= entry.kind == "model" and getattr(entry.value, "in_a_cycle", True)
         if hasattr(entry.value, "settle"):
             self._settle.append(entry.value)

@@ -39,6 +39,11 @@ class Resident:
     loaded: object  # model.loading.sources.LoadedModel or LoadedSeq2Seq
     compiling: "Compiling | None"
 
+    @property
+    def in_a_cycle(self) -> bool:
+        """Whether it may sit in a reference cycle once dropped (runtime.budget's _trim): a traced model does."""
+        return self.compiling is not None and self.compiling.started
+
     def settle(self) -> None:
         """Once dropped from the budget: no tracing of it left queued or running, so that it can be freed now."""
         if self.compiling is not None:

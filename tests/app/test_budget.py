@@ -9,6 +9,7 @@ import pytest
 from harness.apptest import charts, open_page
 from model.loading.footprint import module_bytes
 from model.loading.sources import RandomConfig
+from runtime import budget as budget_module
 from runtime import memory, models
 from runtime.budget import BoundedCache, OverBudget
 
@@ -145,3 +146,19 @@ def test_a_pass_too_big_for_the_server_gets_a_plain_message(monkeypatch):
     assert not at.exception
     assert "not run, to keep the server up for everyone" in at.error[0].value
     assert "or a shorter text" in at.error[0].value
+
+
+def test_a_dropped_model_never_traced_is_freed_without_holding_everyone_up_for_a_collection(monkeypatch):
+    """A full collection stops every session for a quarter of a second in a warmed-up server: only a traced model,
+    in its reference cycle, needs one."""
+    small = [models.Choice("random", RandomConfig(64, 2, 2, 128, seed=seed)) for seed in (211, 212)]
+    budget = memory.budget()
+    budget.clear()
+    collections = []
+    monkeypatch.setattr(budget_module.gc, "collect", lambda *a: collections.append(a) or 0)
+    size = module_bytes(models.loaded_model(small[0]).model)
+    monkeypatch.setattr(budget, "max_bytes", budget.bytes + size // 2)  # room for one of them, not two
+    first = weakref.ref(models.loaded_model(small[0]).model)
+    assert not models.compiling(small[0]).started  # its first pass would start the tracing: none here
+    models.loaded_model(small[1])  # drops the first
+    assert first() is None and collections == []
