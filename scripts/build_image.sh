@@ -51,6 +51,12 @@ ls "$WHEELS"/torch-2.13.0*cp311*.whl >/dev/null 2>&1 \
   || die "no torch 2.13.0 cp311 wheel in $WHEELS (set WHEELS=<dir with torch-2.13.0+cpu-cp311-...whl>)"
 [ -f "$CA_BUNDLE_DIR/ca-certificates.crt" ] || die "no CA bundle at $CA_BUNDLE_DIR/ca-certificates.crt"
 
+# The build copies files with their modes here, and the image runs as uid 10001: a file only its owner may read
+# (e.g. weights retrained under umask 077) would be unreadable in the image (a git clone is always readable).
+unreadable=$(find app.py serve.py .streamlit model viz views runtime training locales ! -perm -o+r ! -name '*.pyc' \
+  2>/dev/null | head -5)
+[ -z "$unreadable" ] || die "not readable by the image's user (chmod a+r them): $unreadable"
+
 # --- base image and build (CHECK_ONLY=1: neither, the image there is is checked) ------------
 base_and_build() {
   say "base image $BASE_IMAGE"
