@@ -75,6 +75,16 @@ class Server:
                 raise RuntimeError(f"streamlit did not answer /_stcore/health in {wait:g} s:\n{self.tail()}")
             time.sleep(0.2)
 
+    def wait_ready(self, wait: float = 120) -> None:
+        """Until `serve.py --check` passes (a server started with serve=True: answering, and its warm-up done)."""
+        port = urlsplit(self.url).port
+        check = [sys.executable, str(ROOT / "serve.py"), "--check", f"--server.port={port}"]
+        deadline = time.time() + wait
+        while subprocess.run(check, capture_output=True).returncode != 0:
+            if not self.alive or time.time() > deadline:
+                raise RuntimeError(f"serve.py did not report ready in {wait:g} s:\n{self.tail()}")
+            time.sleep(0.3)
+
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Send `sig` (SIGKILL: a crash) and wait for the process; killed if it outlives 10 s."""
         stop_process(self.proc, sig)

@@ -126,9 +126,15 @@ def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float
 
 def run_spawned(app: str, replicas: int, env: dict[str, str], **load) -> Report:
     """`replicas` servers of `app` of their own; with more than one, behind Debian's nginx with deploy/nginx.conf
-    (sticky sessions), each warmed up directly (through the proxy a warm-up session lands on one replica only)."""
+    (sticky sessions), each warmed up directly (through the proxy a warm-up session lands on one replica only). The
+    app starts as the image starts it (serve.py) and the class arrives once it reports ready, as behind compose's
+    health check."""
+    serve = app == "app"
     with contextlib.ExitStack() as stack:
-        servers = [stack.enter_context(spawn(APPS[app], env=env, session_ttl=SESSION_TTL)) for _ in range(replicas)]
+        servers = [stack.enter_context(spawn(APPS[app], env=env, session_ttl=SESSION_TTL, serve=serve))
+                   for _ in range(replicas)]
+        for server in servers if serve else ():
+            server.wait_ready()
         pids = [s.pid for s in servers]
         if replicas == 1:
             url, target = servers[0].url, f"{app} (spawned, pid {pids[0]}, {servers[0].url})"

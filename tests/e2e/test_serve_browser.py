@@ -1,11 +1,7 @@
 """serve.py, as a class's server runs the app: it warms up at start-up, says when it is ready, and then serves the
 pages as `streamlit run app.py` does (the charts' component files included, though the warm-up imported the pages
 before any script ran)."""
-import subprocess
-import sys
-import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -25,17 +21,8 @@ def served():
         pytest.fail(str(e))
 
 
-def _ready(server) -> bool:
-    port = urlsplit(server.url).port
-    check = [sys.executable, str(ROOT / "serve.py"), "--check", f"--server.port={port}"]
-    return subprocess.run(check, capture_output=True).returncode == 0
-
-
 def test_the_server_says_ready_once_every_step_is_done(served):
-    deadline = time.time() + 120
-    while not _ready(served):
-        assert served.alive and time.time() < deadline, served.tail()
-        time.sleep(0.3)
+    served.wait_ready()
     log = served.tail(20_000)
     ready = next(line for line in log.splitlines() if line.startswith("attnviz: ready"))
     assert all(f"{what} " in ready for what, _ in warm.steps()), ready
