@@ -104,3 +104,17 @@ def test_next_to_a_stop_on_the_same_page_opens_that_stop_s_state():
     assert not at.exception and at.segmented_control(key="part").value == "induction"
     at.segmented_control(key="part").set_value("heads").run()  # a move on the stop itself is the visitor's
     assert at.segmented_control(key="part").value == "heads"
+
+
+@pytest.mark.parametrize("path", ["translate", "language-model"])
+def test_a_decoding_stop_starts_at_the_first_step_whatever_step_the_session_was_at(path):
+    """The Translate and Language model pages share the step (?step=): a student arriving at a decoding stop from a
+    page left at step 3 starts the stop's decoding at its first word, as its text says (press Next)."""
+    k = next(i for i, stop in enumerate(tour_stops.STOPS, 1) if stop.path == path)
+    at = _open(path, step="3", **({"model": "gpt"} if path == "language-model" else {}))
+    assert link_value(at, "step") == "3"
+    at.query_params.clear()  # the stop's link, as the previous stop's Next opens it
+    for name, value in tour_stops.query_params(k, "en").items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception and link_value(at, "step") in (None, "0")

@@ -72,12 +72,12 @@ STOPS: tuple[Stop, ...] = (
     Stop("translate", N_("Translating 我有一只猫"),
          N_("Step through the decoding: at each step the decoder reads the words written so far, looks at the "
             "source, and the softmax over the vocabulary chooses the next word: I, have, a, cat."),
-         {"src": "我有一只猫", "part": "steps"}),
+         {"src": "我有一只猫", "part": "steps", "step": 0}),
     Stop("language-model", N_("A language model writes the next word"),
          N_("A GPT is a decoder alone: it reads the words so far with causal self-attention and scores every word "
             "of its vocabulary for the next one. Press Next: it writes a word, reads it, and goes on. The outlined "
             "row is the word just read; the bars are the next word's probabilities."),
-         {"model": SourceKey.GPT, "part": "next", "prompt": _GPT_PROMPT}),
+         {"model": SourceKey.GPT, "part": "next", "prompt": _GPT_PROMPT, "step": 0}),
     Stop("language-model", N_("An induction head copies from context"),
          N_("Twelve random words, then the same twelve again: the first copy cannot be predicted, the second almost "
             "always is. A head in layer 0 looks at the previous word; a head in layer 1 uses that to look at the "
