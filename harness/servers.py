@@ -91,11 +91,11 @@ class Server:
 
 
 def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2,
-          serve: bool = False) -> Server:
-    """`streamlit run app_path` on a free port of 127.0.0.1, cwd = the repository, so that .streamlit/config.toml
-    applies; not waited for. Disconnected sessions live `session_ttl` s (None: Streamlit's default). serve: the
-    app as a class's server runs it, `python serve.py` (app_path must be the app). The caller stops it and removes
-    its log."""
+          serve: bool = False, cwd: Path = ROOT) -> Server:
+    """`streamlit run app_path` on a free port of 127.0.0.1, cwd = the repository (or `cwd`: another checkout's), so
+    that its .streamlit/config.toml applies; not waited for. Disconnected sessions live `session_ttl` s (None:
+    Streamlit's default). serve: the app as a class's server runs it, `python serve.py` (app_path must be the app).
+    The caller stops it and removes its log."""
     port = free_port()
     log = Path(tempfile.mkstemp(prefix="attnviz-server-", suffix=".log")[1])
     if serve and Path(app_path).resolve() != ROOT / "app.py":
@@ -106,16 +106,16 @@ def start(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: 
     if session_ttl is not None:
         cmd += ["--server.disconnectedSessionTTL", str(session_ttl)]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
     return Server(f"http://127.0.0.1:{port}/", proc.pid, proc, log)
 
 
 @contextlib.contextmanager
 def spawn(app_path: str | Path, env: dict[str, str] | None = None, session_ttl: int | None = 2,
-          serve: bool = False) -> Iterator[Server]:
+          serve: bool = False, cwd: Path = ROOT) -> Iterator[Server]:
     """A started server (see `start`) once /_stcore/health answers; stopped and its log removed on exit."""
-    server = start(app_path, env, session_ttl, serve)
+    server = start(app_path, env, session_ttl, serve, cwd)
     try:
         server.wait_healthy()
         yield server

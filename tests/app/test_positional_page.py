@@ -113,7 +113,7 @@ def test_the_whole_sinusoidal_table_downloads_as_csv(offered):
     at = open_positional(pe_d="64", pe_n="300", pe_base="100")
     assert not at.exception
     name, build = offered["Download the sinusoidal table (CSV)"]
-    assert name == "positional_encoding_d64_base100.csv"
+    assert name == "sinusoidal_table_d64_base100.csv"
     rows = list(csv.reader(io.StringIO(build().decode("utf-8-sig"))))
     assert rows[0] == ["position", *(f"dim {i}" for i in range(64))] and len(rows) == 301
     assert float(rows[1 + 250][1 + 7]) == pytest.approx(pe(250, 7, 64, 100), abs=1e-7)

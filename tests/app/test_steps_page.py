@@ -136,7 +136,7 @@ def test_every_matrix_downloads_whole_in_lecture_mode_too(offered):
         assert not at.exception
         drawn = drawn or len(apptest.charts(at))  # every matrix is a chart in normal mode
         name, build = offered["Download every matrix of these steps (NumPy .npz)"]
-        assert name == "steps_layer1_head3.npz"
+        assert name == "matrices_layer1_head3.npz"
         files = np.load(io.BytesIO(build()))
         a = runs.run(models.Choice("minilm"), text).attention(1)
         np.testing.assert_allclose(files["2. Q (head 3)"], a.q[0, 3].numpy(), rtol=1e-6)

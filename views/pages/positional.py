@@ -124,7 +124,7 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     left.caption(_("Low dimensions change fast with position, high ones slowly: each (sin, cos) pair is a clock "
                    "hand turning at its own speed.") + odd + thinned(s))
     downloads.button(_("Download the sinusoidal table (CSV)"), lambda: table_csv(table),
-                     f"positional_encoding_d{d_model}_base{base}.csv", "text/csv", left)
+                     f"sinusoidal_table_d{d_model}_base{base}.csv", "text/csv", left)
     if learned is None:
         right.info(learned_note)
         return

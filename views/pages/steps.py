@@ -145,7 +145,7 @@ def view(page: Page) -> None:
     output_steps(shown, run, layer, facts)
     # the heatmaps' numbers, every token and dimension (the charts show a window of them)
     downloads.button(_("Download every matrix of these steps (NumPy .npz)"), lambda: npz(shown.matrices),
-                     f"steps_layer{layer}_head{head}.npz", "application/octet-stream", where)
+                     f"matrices_layer{layer}_head{head}.npz", "application/octet-stream", where)
 
 
 def input_step(shown: View, run, layer: int, sa_block, facts) -> None:

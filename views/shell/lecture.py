@@ -11,7 +11,9 @@ import streamlit as st
 
 from locales import _
 from views.widgets import state
+from viz.contrast import readable
 from viz.lecture import for_projector
+from viz.spec import FigureSpec
 
 NAME = "lecture"
 # The viewport of a 1280x720 projector (or 1920x1080 at 150 %) is 720 CSS px tall; above the chart are the app's
@@ -67,13 +69,21 @@ def sidebar():
     return st.sidebar if on() else contextlib.nullcontext()
 
 
-def figure(fig, height: int | None = None) -> dict | object:
-    """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: for a projector in lecture mode, `height` px
-    tall (default CHART_HEIGHT)."""
-    if not on():
-        return fig
-    as_dict = fig if isinstance(fig, dict) else fig.to_dict()
-    return for_projector(as_dict, height or CHART_HEIGHT)
+def figure(fig, height: int | None = None) -> dict | FigureSpec:
+    """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: its text in a grey a student can read
+    (viz.contrast), and for a projector in lecture mode, `height` px tall (default CHART_HEIGHT). A dict for a dict,
+    else a FigureSpec (st.plotly_chart takes it without checking every property again)."""
+    if isinstance(fig, dict):
+        as_dict = fig
+    elif isinstance(fig, FigureSpec):
+        data, layout = fig.parts()
+        as_dict = {"data": data, "layout": layout}
+    else:
+        as_dict = fig.to_dict()
+    drawn = readable(as_dict)
+    if on():
+        drawn = for_projector(drawn, height or CHART_HEIGHT)
+    return drawn if isinstance(fig, dict) else FigureSpec(drawn["data"], drawn["layout"])
 
 
 def one_at_a_time(count: int, label: str) -> int:
