@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
 from harness.servers import spawn  # noqa: E402
-from harness.students.meter import CLK_TCK, cpu_seconds, rss_bytes  # noqa: E402
+from harness.students.meter import cpu_seconds, own_cpu_seconds, rss_bytes  # noqa: E402
 from harness.students.protocol import Session  # noqa: E402
 from harness.students.student import WORDS  # noqa: E402
 from harness.students.widgets import Widget  # noqa: E402
@@ -44,15 +44,6 @@ from harness.students.widgets import Widget  # noqa: E402
 THINK = 0.25  # s between the measured student's slider moves
 POLL = 1.0  # s between the lecturer's polls (views.translate.live.POLL_SECONDS)
 WATCH = 2.0  # s between the other watchers' polls (views.translate.live.WATCH_SECONDS)
-
-
-def own_cpu(pid: int) -> float:
-    """utime + stime of the process alone (not its children)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 # ---------------------------------------------------------------- wall time
@@ -211,10 +202,10 @@ async def rounds(url: str, pid: int, count: int, moves: int, watchers: int) -> l
     for index in range(count):
         order = names[index % len(names):] + names[:index % len(names)]
         for name in order:
-            cpu0, wall0, load0 = own_cpu(pid), time.perf_counter(), os.getloadavg()[0]
+            cpu0, wall0, load0 = own_cpu_seconds(pid), time.perf_counter(), os.getloadavg()[0]
             latencies = await conditions[name]()
             found.append({"round": index, "condition": name, "latencies": latencies,
-                          "server_cpu_s": own_cpu(pid) - cpu0, "wall_s": time.perf_counter() - wall0,
+                          "server_cpu_s": own_cpu_seconds(pid) - cpu0, "wall_s": time.perf_counter() - wall0,
                           "load": (load0 + os.getloadavg()[0]) / 2})
     return found
 

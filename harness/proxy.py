@@ -6,6 +6,7 @@ upstreams.conf (127.0.0.1:<port> per replica), listen.conf (127.0.0.1:<free port
 (SERVER_NAMES: every other Host header is refused). Used by
 tests/deploy/test_proxy.py and by `bench/load.py --replicas N`.
 """
+import http.client
 import os
 import re
 import shutil
@@ -61,6 +62,21 @@ class Proxy:
                 time.sleep(0.3)
         raise RuntimeError(f"nginx did not answer {self.url}/_stcore/health: "
                            + self.error_log.read_text(errors="replace")[-2000:])
+
+    def raw_get(self, path: str, host: str | None = None, **headers) -> tuple:
+        """(status, headers, body as received) of one GET through nginx with exactly this Host header (default: its
+        own address) and these headers (a keyword's "_" is a "-"), and no Accept-Encoding unless given."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+            conn.putheader("Host", host or f"127.0.0.1:{self.port}")
+            for name, value in headers.items():
+                conn.putheader(name.replace("_", "-"), value)
+            conn.endheaders()
+            resp = conn.getresponse()
+            return resp.status, resp.headers, resp.read()
+        finally:
+            conn.close()
 
     def entries(self):
         out = []

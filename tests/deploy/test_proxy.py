@@ -101,17 +101,7 @@ def test_new_sessions_spread_over_replicas(browser, proxy, replicas):
 
 def raw_get(proxy, path, host, **headers):
     """(status, headers, body) of one GET through nginx with exactly this Host header."""
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
-    try:
-        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", host)
-        for name, value in headers.items():
-            conn.putheader(name.replace("_", "-"), value)
-        conn.endheaders()
-        resp = conn.getresponse()
-        return resp.status, resp.headers, resp.read()
-    finally:
-        conn.close()
+    return proxy.raw_get(path, host, **headers)
 
 
 def websocket(proxy, host, origin):

@@ -38,19 +38,7 @@ def proxy():
 
 def get(proxy, path, gzip_ok=True, **headers):
     """(status, headers, body as received) of one GET through nginx; Accept-Encoding: gzip unless gzip_ok=False."""
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
-    try:
-        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", f"127.0.0.1:{proxy.port}")
-        if gzip_ok:
-            conn.putheader("Accept-Encoding", "gzip, deflate, br")
-        for name, value in headers.items():
-            conn.putheader(name.replace("_", "-"), value)
-        conn.endheaders()
-        resp = conn.getresponse()
-        return resp.status, resp.headers, resp.read()
-    finally:
-        conn.close()
+    return proxy.raw_get(path, **({"Accept_Encoding": "gzip, deflate, br"} if gzip_ok else {}), **headers)
 
 
 @pytest.fixture(scope="module")
