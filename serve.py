@@ -7,9 +7,11 @@
 The warm-up writes a ready file when it ends (ATTNVIZ_READY_FILE, else attnviz-ready-<port> in the temp directory),
 holding the server's process id; --check reads it, so a container or a pod is ready only when a student's first visit
 is as fast as any other. Only the standard library is imported before the server starts: --check stays light."""
+import functools
 import gc
 import logging
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -83,6 +85,37 @@ def _warm(marker: Path, started: float) -> None:
     print(f"attnviz: ready {time.monotonic() - started:.2f} s after start ({steps})", file=sys.stderr, flush=True)
 
 
+def no_delay() -> bool:
+    """Have every connection the server accepts send at once (TCP_NODELAY), as Streamlit's Tornado server did.
+
+    Streamlit 1.67 binds its listening socket itself with `socket.socket(family)`, protocol 0; a socket it accepts
+    inherits that 0, and asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP. Without it, when a
+    rerun writes several small messages, the next one waits for the ACK of the one before, which the browser delays by
+    up to 40 ms: a slider move took 47-48 ms at p50 against 8-16 ms for the same work when it did not
+    (bench/results/load.md). The listening socket is given again as the same descriptor with its protocol named, so
+    what it accepts is TCP to asyncio. False (the server still starts) when this Streamlit binds its socket
+    elsewhere."""
+    try:
+        from streamlit.web.server.starlette import starlette_server  # noqa: PLC0415 - only when a server starts
+    except ImportError:
+        return False
+    bind = getattr(starlette_server, "_bind_socket", None)
+    if bind is None or getattr(bind, "no_delay", False):
+        return bind is not None
+
+    @functools.wraps(bind)
+    def bind_tcp(address: str, port: int, backlog: int) -> socket.socket:
+        sock = bind(address, port, backlog)
+        tcp = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+        tcp.setblocking(False)
+        tcp.set_inheritable(True)
+        return tcp
+
+    bind_tcp.no_delay = True
+    starlette_server._bind_socket = bind_tcp
+    return True
+
+
 def main(args: list[str]) -> int:
     if args[:1] == ["--check"]:
         return check(args[1:])
@@ -94,6 +127,9 @@ def main(args: list[str]) -> int:
     threading.Thread(target=_warm, args=(marker, started), name=WARM_THREAD, daemon=True).start()
     from streamlit.web import cli  # noqa: PLC0415 - after the warm-up has started: its imports run beside these
 
+    if not no_delay():
+        print("attnviz: this Streamlit binds its socket elsewhere: replies may wait for delayed ACKs (40 ms)",
+              file=sys.stderr, flush=True)
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *args]
     return cli.main()
 

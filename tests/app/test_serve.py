@@ -1,12 +1,15 @@
 """serve.py, the server a class runs: the warm-up fills the caches a first visitor reads, and its health check passes
 only when the server answers and the warm-up has ended."""
+import asyncio
 import http.server
 import os
+import socket
 import subprocess
 import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.web.server.starlette import starlette_server
 
 import serve
 from harness.apptest import APP
@@ -89,3 +92,39 @@ def test_after_the_warm_up_the_default_page_computes_nothing():
     at.run()
     assert not at.exception
     assert memory.COMPUTED == before  # the first visitor's pass was the warm-up's
+
+
+def accepted_no_delay() -> int:
+    """TCP_NODELAY of a connection accepted as Streamlit's server accepts it: its listening socket bound by its own
+    _bind_socket, served by asyncio (uvicorn's loop.create_server(sock=...))."""
+    listening = starlette_server._bind_socket("127.0.0.1", 0, 8)
+
+    async def accept() -> int:
+        loop = asyncio.get_running_loop()
+        accepted = loop.create_future()
+
+        class Accepted(asyncio.Protocol):
+            def connection_made(self, transport):
+                accepted.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP,
+                                                                                  socket.TCP_NODELAY))
+
+        server = await loop.create_server(Accepted, sock=listening)
+        _, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
+        try:
+            return await asyncio.wait_for(accepted, 10)
+        finally:
+            writer.close()
+            server.close()
+
+    return asyncio.run(accept())
+
+
+def test_the_server_sends_without_waiting_for_acks(monkeypatch):
+    """Streamlit alone accepts connections with Nagle's algorithm on (a rerun's small messages wait for delayed ACKs);
+    serve.py's server sends at once."""
+    monkeypatch.setattr(starlette_server, "_bind_socket", starlette_server._bind_socket)  # put back afterwards
+    assert accepted_no_delay() == 0
+    assert serve.no_delay()
+    assert accepted_no_delay() != 0
+    assert serve.no_delay()  # a second call keeps the one wrapper
+    assert not hasattr(starlette_server._bind_socket.__wrapped__, "no_delay")
