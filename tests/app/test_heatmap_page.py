@@ -87,6 +87,23 @@ def test_the_rerun_after_a_move_sends_the_chart_the_same_bytes():
     assert chart.payload != before and (chart.sliders["layer"], chart.sliders["head"]) == (5, 11)
 
 
+def test_new_maps_or_another_language_send_the_mounted_chart_new_bytes():
+    """The bytes the mounted chart has are sent again only while everything they are made of is the same."""
+    at = run(text="Hello students", layer="1", head="1")
+    move_chart(at, layer=2, head=3)
+    before = charts(at)[0].payload
+    at.text_area[0].set_value("Hello teachers and students").run()  # a new sentence, the chart still on the page
+    (chart,) = charts(at)
+    assert chart.payload != before and (chart.sliders["layer"], chart.sliders["head"]) == (2, 3)
+    np.testing.assert_allclose(wire.from_units(chart.sliders["stack"]), maps_of("Hello teachers and students"),
+                               atol=0.5 / wire.UNITS)
+    english = chart.payload
+    at.session_state["lang"] = "zh"  # the sidebar's language switch
+    at.run()
+    (chart,) = charts(at)
+    assert chart.payload != english and chart.sliders["labels"] == {"layer": "层", "head": "头"}
+
+
 def test_a_selection_from_the_browser_is_checked():
     at = run(text="Hello students", layer="2", head="3")
     for bad in ({"layer": 6, "head": 0}, {"layer": -1, "head": 0}, {"layer": "1", "head": 1},

@@ -18,9 +18,11 @@ show_chart).
 """
 import functools
 import hashlib
+import json
 
 import numpy as np
 import streamlit as st
+from plotly.utils import PlotlyJSONEncoder
 
 from locales import N_, _
 from views.charts.mounted import element_key, show_payload
@@ -36,7 +38,7 @@ from viz.describe import describe
 PRELOAD_BYTES = 300_000
 LABELS = {"layer": N_("Layer"), "head": N_("Head")}  # the sliders' labels; their values: ?layer= and ?head=
 GROUP = N_("Which map")  # what a screen reader says of the two sliders together
-_SENT = "_head_chart_sent_"  # session: (digest, selection) of the payload last sent to a chart, by key
+_SENT = "_head_chart_sent_"  # session: (digest of its ingredients, payload) last sent to a chart, by key
 _APPLIED = "_head_chart_applied_"  # session: the selection of a chart's sliders last applied, by key
 
 
@@ -101,27 +103,31 @@ def show_head_chart(figure, maps: np.ndarray, title: str, key: str, chosen: tupl
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), "text": title}
     mean = maps.shape[1] == 1 and heads > 1
     config = chart_config(key, layer="{layer}", **({"mean": True} if mean else {"head": "{head}"}))
-    sliders = {"stack": wire.units_array(maps), "trace": trace, "title": title,
+    sliders = {"trace": trace, "title": title,
                "labels": {name: _(label) for name, label in LABELS.items()}, "group": _(GROUP),
                "head_max": heads - 1, "head_disabled": mean}
 
-    label = describe(fig, shape=maps.shape[2:])  # {layer} and {head} in its title: the browser fills them in
-
-    def payload(layer_head: tuple[int, int]) -> bytes:
-        return pack(fig, config, {**sliders, "layer": layer_head[0], "head": layer_head[1]}, label=label)
-
+    # What the payload is made of, but the selection and the maps' two-byte form: the same ingredients make the same
+    # bytes, so the mounted chart is sent the bytes it has without packing them again (0.4 ms of a move's 3.4)
+    ingredients = _digest(json.dumps([fig, config, sliders], cls=PlotlyJSONEncoder, separators=(",", ":")).encode(),
+                          np.ascontiguousarray(maps), f"{maps.dtype} {maps.shape}".encode())
     sent = st.session_state.get(_SENT + key)
-    data = None
-    if _chart_state(key) is not None and sent is not None and sent[1] != tuple(chosen):
-        earlier = payload(sent[1])  # the mounted chart has it, if the maps did not change
-        if _digest(earlier) == sent[0]:
-            data = earlier
-    if data is None:
-        data = payload(tuple(chosen))
-        st.session_state[_SENT + key] = (_digest(data), tuple(chosen))
+    if _chart_state(key) is not None and sent is not None and sent[0] == ingredients:
+        data = sent[1]  # the chart on the page has these bytes, whatever its sliders show now
+    else:
+        label = describe(fig, shape=maps.shape[2:])  # {layer} and {head} in its title: the browser fills them in
+        data = pack(fig, config, {**sliders, "stack": wire.units_array(maps), "layer": chosen[0], "head": chosen[1]},
+                    label=label)
+        st.session_state[_SENT + key] = (ingredients, data)
     show_payload(data, chart_key(key), container,
                  on_selection_change=functools.partial(take_move, key, maps.shape[0], heads))
 
 
-def _digest(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=16).digest()
+def _digest(*parts) -> bytes:
+    """One digest of bytes and arrays (a C-contiguous array by its memory, not copied)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        view = memoryview(part).cast("B")
+        digest.update(len(view).to_bytes(8, "little"))  # where each part ends: ("ab", "c") is not ("a", "bc")
+        digest.update(view)
+    return digest.digest()
