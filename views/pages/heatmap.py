@@ -24,17 +24,20 @@ def view(page: Page) -> None:
     first = first_head(page.choice, run.num_layers, run.num_heads)
     if preloads(attentions):  # small: the chart draws its own sliders and swaps the maps itself
         _chart_and_files(run, attentions, tokens, first, mean, auto_range, shown)
-        return
-    layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
-    head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls, disabled=mean)
-    state.show_notices()
-    _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=False)
+    else:
+        layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
+        head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls, disabled=mean)
+        state.show_notices()
+        _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=False)
+    # the same file whatever the selection: outside the fragment, not sent again with each move
+    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
+                     "attention_trace.npz", "application/octet-stream")
 
 
 @state.fragment
 def _chart_and_files(run: Run, attentions: np.ndarray, tokens, first: tuple[int, int], mean: bool, auto_range: bool,
                      shown: special_tokens.Shown) -> None:
-    """The chart with its own sliders, and what follows its selection (the link, the downloads of this map).
+    """The chart with its own sliders, and what follows its selection (the link, the download of this map).
 
     A fragment inside the page's: a move of the chart's sliders reruns only this, with the arguments of the page's
     last run (the same run and maps, which the browser already has, held by the session until its next page run),
@@ -49,7 +52,7 @@ def _chart_and_files(run: Run, attentions: np.ndarray, tokens, first: tuple[int,
 def _draw(run: Run, attentions: np.ndarray, tokens, chosen: tuple[int, int], mean: bool, auto_range: bool,
           shown: special_tokens.Shown, in_browser: bool) -> None:
     """The map of `chosen` (layer, head), or its layer's mean of heads; with every map preloaded (in_browser) the
-    chart's own sliders swap them in the browser. Then the downloads of what is shown."""
+    chart's own sliders swap them in the browser. Then the download of the map shown."""
     layer, head = chosen
     probs = attentions[layer].mean(axis=0) if mean else attentions[layer, head]
     # what was run goes in the chart (and in its PNG), not in a caption: one element less per rerun; the chart's own
@@ -68,5 +71,3 @@ def _draw(run: Run, attentions: np.ndarray, tokens, chosen: tuple[int, int], mea
 
     downloads.button(_("Download this map (CSV)"), lambda: downloads.head_csv(np.asarray(probs), tokens),
                      f"attention_layer{layer}_{'mean' if mean else f'head{head}'}.csv", "text/csv")
-    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
-                     "attention_trace.npz", "application/octet-stream")
