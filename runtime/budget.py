@@ -110,11 +110,12 @@ class BoundedCache:
         self._freed, self._freed_model = 0, False  # bytes dropped since the heap was last trimmed; a model among them
         self._settle: list = []  # dropped values with work of their own under way (a model's tracing): settle() it
 
-    def get(self, key):
+    def get(self, key, count_miss: bool = True):
+        """The value of key if held (None if not); count_miss=False: a look before get_or_build, which counts it."""
         with self._room:
             entry = self._items.get(key)
             if entry is None:
-                self.misses += 1
+                self.misses += count_miss
                 return None
             self._items.move_to_end(key)
             self.hits += 1

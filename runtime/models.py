@@ -64,11 +64,14 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
     """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
     encoder-decoder of choice.random, for the encoder-decoder page. The translator is one entry for every page
     (model.translator.source.LoadedTranslator: the whole model, and its encoder)."""
+    encoder_decoder = encoder_decoder and choice.key != TRANSLATOR_KEY
+    held = budget().get(model_key(choice, encoder_decoder), count_miss=False)
+    if held is not None:  # a model in memory is not looked for again: listing every source reads files (1.5 ms)
+        return held
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")  # a key the picker never offers: logged, not shown
     translator = source.kind == TRANSLATOR
-    encoder_decoder = encoder_decoder and not translator
 
     def build() -> Resident:
         apply_torch_threads()

@@ -162,3 +162,15 @@ def test_a_dropped_model_never_traced_is_freed_without_holding_everyone_up_for_a
     assert not models.compiling(small[0]).started  # its first pass would start the tracing: none here
     models.loaded_model(small[1])  # drops the first
     assert first() is None and collections == []
+
+
+def test_a_model_in_memory_is_not_looked_for_again(monkeypatch):
+    """A page's pass finds its resident model in the budget without listing every source (which reads files), and
+    the look counts one hit, no miss."""
+    default = models.Choice(models.DEFAULT_KEY)
+    first = models.resident(default)
+    looked = []
+    monkeypatch.setattr(models, "find_source", lambda key: looked.append(key))
+    hits, misses = memory.budget().hits, memory.budget().misses
+    assert models.resident(default) is first and looked == []
+    assert (memory.budget().hits, memory.budget().misses) == (hits + 1, misses)
