@@ -41,9 +41,9 @@ def _chart_and_files(run: Run, attentions: np.ndarray, tokens, first: tuple[int,
 
     A fragment inside the page's: a move of the chart's sliders reruns only this, with the arguments of the page's
     last run (the same run and maps, which the browser already has, held by the session until its next page run),
-    not the text box and the toggles above. At 40
-    students a move's rerun took 4.5 ms of the server's CPU and 14 messages as part of the page, 3.4 ms and 9 alone,
-    and its p95 fell from 24-42 ms to 11-18 ms (bench/load.py, bench/results/load.md)."""
+    not the text box and the toggles above. At 40 students a move took 4.5 ms of the server's CPU and 14 messages as
+    part of the page, 3.2 ms and 7-8 on its own, and its p95 fell from 33-52 ms to 13-15 ms, the plain Streamlit
+    page's (bench/load.py, bench/results/load.md)."""
     layer, head = selection("heatmap", run.num_layers, run.num_heads, first)
     state.show_notices()
     _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=True)
