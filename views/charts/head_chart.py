@@ -38,7 +38,9 @@ from viz.describe import describe
 PRELOAD_BYTES = 300_000
 LABELS = {"layer": N_("Layer"), "head": N_("Head")}  # the sliders' labels; their values: ?layer= and ?head=
 GROUP = N_("Which map")  # what a screen reader says of the two sliders together
-_SENT = "_head_chart_sent_"  # session: (digest of its ingredients, payload) last sent to a chart, by key
+# session: (digest of its ingredients, payload) last sent to a chart, by key; the payload is at most PRELOAD_BYTES and
+# its header (137 KB for a 30-token sentence on MiniLM), one per chart a session has drawn
+_SENT = "_head_chart_sent_"
 _APPLIED = "_head_chart_applied_"  # session: the selection of a chart's sliders last applied, by key
 
 
