@@ -6,7 +6,8 @@ the chart. For a run whose maps are small together (PRELOAD_BYTES), the chart ge
 layer x head (or each layer's mean of heads), as ten-thousandths (two bytes a cell, divided back in the browser), and
 draws its own Layer and Head sliders (views/charts/static/heads.js): a move swaps the map and the title in the browser.
 Then the selection goes to the component's state, and the rerun it causes does what a Streamlit slider's did: the
-link (?layer=&head=), the values kept for other pages, the downloads of this map.
+link (?layer=&head=), the values kept for other pages, the download of this map. On the heatmap page that rerun is of
+a fragment holding only the chart and that download (views/pages/heatmap.py), not the page's text box and toggles.
 
 That rerun neither sends the maps again nor redraws the chart. The payload carries the selection the chart starts
 from; while the chart stays mounted it is sent unchanged (the same bytes, whatever the selection is now), so
