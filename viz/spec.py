@@ -56,6 +56,17 @@ class FigureSpec(BaseFigure):
         return f"FigureSpec({len(self._spec[0])} traces)"
 
 
+def figure_dicts(fig) -> dict:
+    """A figure as plotly's dicts ({"data", "layout"}), to read or change: a dict as it is, a FigureSpec's own traces
+    and layout (new list and dict, not converted), a go.Figure's to_dict()."""
+    if isinstance(fig, dict):
+        return fig
+    if isinstance(fig, FigureSpec):
+        data, layout = fig.parts()
+        return {"data": data, "layout": layout}
+    return fig.to_dict()
+
+
 def _plain(value, key: str | None = None):
     """A copy of the dicts, lists and tuples in `value` (strings and numbers shared), where a numpy array that
     is a dict's value becomes plotly's base64 typed array, as Figure.to_dict() converts it (convert_to_base64,

@@ -33,7 +33,7 @@ from views.charts.payload import pack
 from views.shell import lecture
 from views.widgets.pickers import chart_config
 from viz.describe import describe
-from viz.spec import FigureSpec
+from viz.spec import figure_dicts
 
 STATIC = Path(__file__).with_name("static")
 PLOTLY_JS = Path(__file__).with_name("plotly")  # plotly.min.js: the cartesian bundle, and its licence
@@ -99,18 +99,8 @@ def streamlit_chart(figure, name: str | None = None, container=None, alt_name: s
     and for a projector in lecture mode: the charts a page draws with Streamlit's own element (one it reruns rarely,
     or that is clicked); kwargs: st.plotly_chart's (key, on_select...)."""
     drawn = lecture.figure(figure)
-    (container or st).plotly_chart(drawn, config=chart_config(name), alt=describe(_as_dict(drawn), alt_name),
+    (container or st).plotly_chart(drawn, config=chart_config(name), alt=describe(figure_dicts(drawn), alt_name),
                                    **kwargs)
-
-
-def _as_dict(figure) -> dict:
-    """A figure as plotly's dicts, to describe it: a FigureSpec's own (not converted), a go.Figure's to_dict()."""
-    if isinstance(figure, dict):
-        return figure
-    if isinstance(figure, FigureSpec):
-        data, layout = figure.parts()
-        return {"data": data, "layout": layout}
-    return figure.to_dict()
 
 
 def show_payload(payload: bytes, key: str, container=None, **callbacks) -> None:

@@ -13,7 +13,7 @@ from locales import _
 from views.widgets import state
 from viz.contrast import readable
 from viz.lecture import for_projector
-from viz.spec import FigureSpec
+from viz.spec import FigureSpec, figure_dicts
 
 NAME = "lecture"
 # The viewport of a 1280x720 projector (or 1920x1080 at 150 %) is 720 CSS px tall; above the chart are the app's
@@ -73,14 +73,7 @@ def figure(fig, height: int | None = None) -> dict | FigureSpec:
     """fig (a go.Figure, a viz FigureSpec or a figure dict) as drawn: its text in a grey a student can read
     (viz.contrast), and for a projector in lecture mode, `height` px tall (default CHART_HEIGHT). A dict for a dict,
     else a FigureSpec (st.plotly_chart takes it without checking every property again)."""
-    if isinstance(fig, dict):
-        as_dict = fig
-    elif isinstance(fig, FigureSpec):
-        data, layout = fig.parts()
-        as_dict = {"data": data, "layout": layout}
-    else:
-        as_dict = fig.to_dict()
-    drawn = readable(as_dict)
+    drawn = readable(figure_dicts(fig))
     if on():
         drawn = for_projector(drawn, height or CHART_HEIGHT)
     return drawn if isinstance(fig, dict) else FigureSpec(drawn["data"], drawn["layout"])
