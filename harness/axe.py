@@ -135,14 +135,17 @@ CHART_TEXT = """() => {
 }"""
 
 
-def _luminance(rgb: str) -> float:
-    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3]]
+def _luminance(colour: str) -> float:
+    if colour.startswith("#"):  # "#rrggbb"
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    else:  # "rgb(r, g, b)", as the browser computes it
+        channels = [int(c) / 255 for c in colour[colour.index("(") + 1:colour.index(")")].split(",")[:3]]
     r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
 def contrast(colour: str, background: str = "rgb(255, 255, 255)") -> float:
-    """WCAG's contrast ratio of two CSS colours "rgb(r, g, b)"."""
+    """WCAG's contrast ratio of two CSS colours, "rgb(r, g, b)" or "#rrggbb"."""
     lighter, darker = sorted((_luminance(colour), _luminance(background)), reverse=True)
     return (lighter + 0.05) / (darker + 0.05)
 

@@ -1,20 +1,15 @@
 """viz.contrast: a chart's text in a grey of at least 4.5:1 on white wherever the figure sets no colour itself."""
 import numpy as np
 
+from harness.axe import contrast
 from viz.architecture import FLOPS_COLOUR, PARAMS_COLOUR
 from viz.attention import heatmap_spec
 from viz.contrast import GREY, readable
 
 
-def contrast_on_white(colour: str) -> float:
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
-
-
 def test_the_grey_reads_on_white_and_the_themes_did_not():
-    assert contrast_on_white(GREY) >= 4.5
-    assert contrast_on_white("#808495") < 4.5  # Streamlit's chart theme's text (views/charts/static/theme.json)
+    assert contrast(GREY) >= 4.5
+    assert contrast("#808495") < 4.5  # Streamlit's chart theme's text (views/charts/static/theme.json)
 
 
 def test_every_text_of_a_heatmap_gets_the_grey():
@@ -42,4 +37,4 @@ def test_a_colour_the_figure_sets_stays_and_subplot_axes_get_the_grey():
 
 def test_the_numbers_plotly_writes_inside_the_cost_bars_read_on_them():
     """textposition "auto": a number that fits is written inside its bar in white."""
-    assert contrast_on_white(PARAMS_COLOUR) >= 4.5 and contrast_on_white(FLOPS_COLOUR) >= 4.5
+    assert contrast(PARAMS_COLOUR) >= 4.5 and contrast(FLOPS_COLOUR) >= 4.5
