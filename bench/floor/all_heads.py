@@ -1,3 +1,3 @@
 from page import page
 
-page("All heads (floor)")
+page("All heads (floor)", all_heads=True)

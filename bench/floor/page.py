@@ -16,6 +16,7 @@ LAYERS, HEADS = 6, 12  # all-MiniLM-L6-v2, the app's default model
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 FRAGMENT = os.environ.get("ATTNVIZ_FLOOR_FRAGMENT", "") not in ("", "0")
+ALL_HEADS = os.environ.get("ATTNVIZ_FLOOR_ALL_HEADS", "1") not in ("", "0")
 # ATTNVIZ_FLOOR_MODEL: the floor plus a real model, run in the page for each new sentence, held in the session
 # (no cache shared between sessions): "compiled" is the app's default model in its compiled pass (model.compiled),
 # "hf" is Hugging Face's BertModel (eager attention, output_attentions=True) on the same weights.
@@ -59,26 +60,39 @@ def model(kind: str):
     return AutoTokenizer.from_pretrained(path, local_files_only=True), run
 
 
-def model_attention(text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """The model's word pieces and its (T, T) map at layer, head; one pass per new sentence in this session."""
+def model_attentions(text: str) -> tuple[list[str], np.ndarray]:
+    """The model's word pieces and its (layers, heads, T, T) maps; one pass per new sentence in this session."""
     held = st.session_state.get("_run")
     if held is None or held[0] != text:
         tokenizer, run = model(MODEL)
         ids = tokenizer(text, truncation=True, max_length=512)["input_ids"]
         held = st.session_state["_run"] = (text, tokenizer.convert_ids_to_tokens(ids), run(ids))
-    return held[1], held[2][layer, head]
+    return held[1], held[2]
+
+
+def seeded(text: str, layer: int, head: int) -> np.ndarray:
+    """A (T, T) float32 row softmax over the whitespace tokens, the same for the same text, layer and head."""
+    size = len(text.split())
+    rng = np.random.default_rng(zlib.crc32(f"{layer}/{head}/{text}".encode()))
+    scores = rng.standard_normal((size, size), dtype=np.float32)
+    probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 def attention(text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """Whitespace tokens and a (T, T) float32 row softmax, the same for the same text, layer and head; with
-    ATTNVIZ_FLOOR_MODEL, the model's word pieces and attention map."""
+    """Whitespace tokens and the seeded map of layer, head; with ATTNVIZ_FLOOR_MODEL, the model's word pieces and
+    attention map."""
     if MODEL:
-        return model_attention(text, layer, head)
-    tokens = text.split()
-    rng = np.random.default_rng(zlib.crc32(f"{layer}/{head}/{text}".encode()))
-    scores = rng.standard_normal((len(tokens), len(tokens)), dtype=np.float32)
-    probs = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return tokens, probs / probs.sum(axis=1, keepdims=True)
+        tokens, maps = model_attentions(text)
+        return tokens, maps[layer, head]
+    return text.split(), seeded(text, layer, head)
+
+
+def attentions(text: str) -> tuple[list[str], np.ndarray]:
+    """The tokens and every (layers, heads, T, T) map, as attention() gives them one at a time."""
+    if MODEL:
+        return model_attentions(text)
+    return text.split(), np.stack([[seeded(text, layer, head) for head in range(HEADS)] for layer in range(LAYERS)])
 
 
 def bound(key: str, parse, default):
@@ -120,7 +134,21 @@ def head_view(text: str) -> None:
                                       "yaxis": {"autorange": "reversed"}}))
 
 
-def page(title: str) -> None:
+def all_heads_view(text: str) -> None:
+    """Every head in one heatmap: the layers down, the heads across, one NaN row and column between two maps."""
+    tokens, maps = attentions(text)
+    size = len(tokens)
+    tiles = np.pad(maps, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=np.nan)  # (layers, heads, T + 1, T + 1)
+    grid = tiles.transpose(0, 2, 1, 3).reshape(LAYERS * (size + 1), HEADS * (size + 1))[:-1, :-1]
+    centres = [i * (size + 1) + (size - 1) / 2 for i in range(max(LAYERS, HEADS))]
+    layout = {"title": {"text": "Every layer (down) and head (across)"},
+              "xaxis": {"tickvals": centres[:HEADS], "ticktext": [f"H{h}" for h in range(HEADS)]},
+              "yaxis": {"tickvals": centres[:LAYERS], "ticktext": [f"L{i}" for i in range(LAYERS)],
+                        "autorange": "reversed", "scaleanchor": "x"}}
+    st.plotly_chart(go.Figure(go.Heatmap(z=grid, zmin=0, zmax=1, colorscale="Viridis"), layout=layout))
+
+
+def page(title: str, all_heads: bool = False) -> None:
     st.title(title)
     bound("text", str, DEFAULT_TEXT)
     st.text_area("Sentence", key="text")
@@ -128,4 +156,6 @@ def page(title: str) -> None:
     if not text.split():
         st.info("Type a sentence above.")
         return
+    if all_heads and ALL_HEADS:
+        all_heads_view(text)
     (st.fragment(head_view) if FRAGMENT else head_view)(text)

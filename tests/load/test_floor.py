@@ -58,3 +58,39 @@ def test_the_floor_with_a_model_draws_its_attention(monkeypatch, model):
     at.slider(key="head").set_value(7).run()
     assert at.session_state["_run"] is held
     np.testing.assert_array_equal(chart(at)[1], held[2][2, 7])
+
+
+def test_the_floors_all_heads_page_draws_every_head_then_the_chosen_one(monkeypatch):
+    """The plain all-heads page the app's is compared to: every (layer, head) map in one heatmap, a NaN row and column
+    between two maps, then the chosen head as on the heatmap page."""
+    monkeypatch.setenv("ATTNVIZ_FLOOR_MODEL", "")
+    monkeypatch.syspath_prepend(str(FLOOR))
+    monkeypatch.delitem(sys.modules, "page", raising=False)
+    import page  # noqa: PLC0415 - bench/floor is on the path only in this test
+
+    at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
+    at.query_params.update(text=TEXT, layer="2", head="5")
+    at.run()
+    assert not at.exception, at.exception
+    every, chosen = figures(at)
+    grid = plotly_array(every["data"][0]["z"])
+    size = len(TEXT.split())
+    assert grid.shape == (page.LAYERS * (size + 1) - 1, page.HEADS * (size + 1) - 1)
+    for layer, head in [(0, 0), (2, 5), (page.LAYERS - 1, page.HEADS - 1)]:
+        top, left = layer * (size + 1), head * (size + 1)
+        np.testing.assert_array_equal(grid[top:top + size, left:left + size], page.seeded(TEXT, layer, head))
+    assert np.isnan(grid[size, :]).all() and np.isnan(grid[:, size]).all()
+    np.testing.assert_array_equal(plotly_array(chosen["data"][0]["z"]), page.seeded(TEXT, 2, 5))
+
+
+def test_the_floors_old_all_heads_page_is_one_map(monkeypatch):
+    """ATTNVIZ_FLOOR_ALL_HEADS=0: the all-heads page as it was before 2026-11-26 (the chosen head only), to re-run
+    the older comparisons."""
+    monkeypatch.setenv("ATTNVIZ_FLOOR_ALL_HEADS", "0")
+    monkeypatch.syspath_prepend(str(FLOOR))
+    monkeypatch.delitem(sys.modules, "page", raising=False)
+    at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
+    at.query_params.update(text=TEXT)
+    at.run()
+    assert not at.exception, at.exception
+    assert len(figures(at)) == 1
