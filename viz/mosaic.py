@@ -184,7 +184,8 @@ def mosaic_spec(mosaic: Mosaic, max_height: int = 900, title: str = "", first_la
     ys = np.array([mosaic.centre(l) for l in range(mosaic.layers)], dtype=np.float32)
     layer_ids = range(first_layer, first_layer + mosaic.layers)
     head_ids = range(first_head, first_head + mosaic.heads)
-    names = [_("layer {layer}, head {head}").format(layer=i, head=h) for i in layer_ids for h in head_ids]
+    name = _("layer {layer}, head {head}")  # translated once, not once a tile
+    names = [name.format(layer=i, head=h) for i in layer_ids for h in head_ids]
     top = 90 if title else 64  # room for the H ticks under the toolbar
     pad = 0.5 + mosaic.gap  # a gap's width around the image, so the frame of an edge tile is not cut
     height = int(min(max_height, max(260, mosaic.height + top + 10)))

@@ -134,3 +134,28 @@ def test_a_fragments_rerun_keeps_the_language():
     assert label != "Query token"
     assert at.selectbox(key="query").label == label
     assert at.title[0].value == "Softmax 行"
+
+
+
+def test_the_language_is_read_once_a_run_and_anew_in_the_next(monkeypatch):
+    """_() reads the session's language once a run (a page calls it a hundred times): a language kept in the run
+    applies at once, and one written to the session between two runs applies to the next, though the same script
+    thread runs both (a rerun asked for while one runs)."""
+    from types import SimpleNamespace  # noqa: PLC0415 - this test only
+
+    from views.shell import language  # noqa: PLC0415 - installs the session's resolver
+
+    with locales.use("zh"):
+        chinese = _("Language")
+    session = {"_language": "zh"}
+    ctx = SimpleNamespace(cursors={})  # what ScriptRunContext.reset() renews for every run
+    monkeypatch.setattr(language, "st", SimpleNamespace(session_state=session))
+    monkeypatch.setattr(language, "get_script_run_ctx", lambda: ctx)
+    assert _("Language") == chinese
+    session["_language"] = "en"  # not through _keep: this run keeps the language it read
+    assert _("Language") == chinese
+    language._keep("en")
+    assert _("Language") == "Language"
+    session["_language"] = "zh"
+    ctx.cursors = {}  # the next run, on the same thread
+    assert _("Language") == chinese
