@@ -79,6 +79,26 @@ def test_downsample_ignores_nan_and_keeps_an_all_blocked_block_nan():
         assert out[0, 0] == pytest.approx(0.25) and np.isnan(out[1, 1])
 
 
+
+@pytest.mark.parametrize(("size", "factor"), [(7, 2), (30, 3), (33, 4), (64, 8), (50, 17)])
+def test_downsample_is_each_blocks_nanmax_or_nanmean(size, factor):
+    """Against the definition, block by block, on maps with blocked (NaN) cells, whole and cut last blocks."""
+    rng = np.random.default_rng(size * factor)
+    maps = rng.random((2, 3, size, size), dtype=np.float32)
+    maps[rng.random(maps.shape) < 0.3] = np.nan
+    maps[0, 0, :factor, :factor] = np.nan  # one all-blocked block
+    n = -(-size // factor)
+    for pool, reduce in (("max", np.nanmax), ("mean", np.nanmean)):
+        expected = np.full((2, 3, n, n), np.nan, dtype=np.float32)
+        for i in range(n):
+            for j in range(n):
+                block = maps[..., i * factor:(i + 1) * factor, j * factor:(j + 1) * factor]
+                seen = ~np.isnan(block).all(axis=(-2, -1))
+                expected[..., i, j][seen] = reduce(block[seen], axis=(-2, -1))
+        out = downsample(maps, factor, pool)
+        assert out.shape == expected.shape and out.dtype == np.float32
+        np.testing.assert_allclose(out, expected, rtol=1e-6, equal_nan=True)
+
 def test_bad_pool_and_bad_shape_raise():
     with pytest.raises(ValueError, match="pool"):
         downsample(np.zeros((4, 4)), 2, "median")
