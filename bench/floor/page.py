@@ -1,5 +1,6 @@
 """One floor page: a text area bound to ?text=, sliders bound to ?layer= and ?head=, one heatmap (of no model, or
 of a real one with ATTNVIZ_FLOOR_MODEL)."""
+import io
 import os
 import sys
 import zlib
@@ -16,7 +17,12 @@ LAYERS, HEADS = 6, 12  # all-MiniLM-L6-v2, the app's default model
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 FRAGMENT = os.environ.get("ATTNVIZ_FLOOR_FRAGMENT", "") not in ("", "0")
-ALL_HEADS = os.environ.get("ATTNVIZ_FLOOR_ALL_HEADS", "1") not in ("", "0")
+# The all-heads page: "controls" (every head, with the app's page's settings, link and downloads), "grid" (every
+# head, the chosen one), "one" (the chosen head only, as it was before 2026-11-26)
+ALL_HEADS = os.environ.get("ATTNVIZ_FLOOR_ALL_HEADS", "controls")
+if ALL_HEADS not in ("controls", "grid", "one"):
+    raise SystemExit(f"ATTNVIZ_FLOOR_ALL_HEADS must be controls, grid or one, not {ALL_HEADS!r}")
+SPECIAL = ("[CLS]", "[SEP]")
 # ATTNVIZ_FLOOR_MODEL: the floor plus a real model, run in the page for each new sentence, held in the session
 # (no cache shared between sessions): "compiled" is the app's default model in its compiled pass (model.compiled),
 # "hf" is Hugging Face's BertModel (eager attention, output_attentions=True) on the same weights.
@@ -121,7 +127,8 @@ def in_range(high: int):
     return parse
 
 
-def head_view(text: str) -> None:
+def head_view(text: str, files: bool = False) -> None:
+    """The layer and head sliders, the chosen head's map; files: a link to it on the heatmap page, and downloads."""
     bound("layer", in_range(LAYERS - 1), 0)
     bound("head", in_range(HEADS - 1), 0)
     st.slider("Layer", 0, LAYERS - 1, key="layer")
@@ -129,23 +136,86 @@ def head_view(text: str) -> None:
     layer, head = written("layer"), written("head")
     tokens, probs = attention(text, layer, head)
     labels = [f"{i}:{t}" for i, t in enumerate(tokens)]  # unique: plotly merges equal categories
+    if files:
+        st.page_link("heatmap.py", label=f"Open layer {layer} head {head} in the big view",
+                     query_params={"text": text, "layer": layer, "head": head})
     st.plotly_chart(go.Figure(go.Heatmap(z=probs, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis"),
                               layout={"title": {"text": f"Layer {layer}, head {head}"},
                                       "yaxis": {"autorange": "reversed"}}))
+    if files:
+        st.download_button("Download this map (CSV)", lambda: head_csv(probs, tokens),
+                           file_name=f"attention_layer{layer}_head{head}.csv", mime="text/csv")
+        st.download_button("Download every map (NumPy .npz)", lambda: maps_npz(text),
+                           file_name="attention.npz", mime="application/octet-stream")
 
 
-def all_heads_view(text: str) -> None:
-    """Every head in one heatmap: the layers down, the heads across, one NaN row and column between two maps."""
+def head_csv(probs: np.ndarray, tokens: list[str]) -> str:
+    rows = [",".join(["query \\ key", *tokens])]
+    rows += [",".join([t, *(f"{p:.6g}" for p in row)]) for t, row in zip(tokens, probs, strict=True)]
+    return "\n".join(rows)
+
+
+def maps_npz(text: str) -> bytes:
     tokens, maps = attentions(text)
-    size = len(tokens)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, attentions=maps, tokens=np.array(tokens))
+    return buffer.getvalue()
+
+
+def settings() -> tuple[str, int, bool, str]:
+    """The all-heads page's settings, as the app's page has them: downsampling, tile size, colour range, special
+    tokens."""
+    row = st.container(horizontal=True, gap="large")
+    pool = row.radio("Downsampling of long sentences", ["max-pool", "block mean"], horizontal=True, key="pool")
+    tile = row.radio("Tile size (px)", [32, 48, 64, 96], index=2, horizontal=True, key="tile")
+    auto = row.toggle("Auto colour range", key="auto")
+    special = row.segmented_control("Special tokens", ["show", "hide", "renormalise"], default="show",
+                                    key="special")
+    return pool, tile, auto, special or "show"
+
+
+def shown_maps(tokens: list[str], maps: np.ndarray, special: str) -> tuple[list[str], np.ndarray]:
+    """The tokens and maps without [CLS] and [SEP] (hide), and their rows summing to 1 again (renormalise)."""
+    keep = [i for i, t in enumerate(tokens) if special == "show" or t not in SPECIAL] or list(range(len(tokens)))
+    maps = maps[..., keep, :][..., keep]
+    if special == "renormalise":
+        maps = maps / maps.sum(axis=-1, keepdims=True)
+    return [tokens[i] for i in keep], maps
+
+
+def pooled(maps: np.ndarray, tile: int, pool: str) -> np.ndarray:
+    """Each map at most `tile` cells a side: the max or mean of each block of cells."""
+    size = maps.shape[-1]
+    factor = -(-size // tile)
+    if factor == 1:
+        return maps
+    n = -(-size // factor)
+    padded = np.pad(maps, ((0, 0), (0, 0), (0, n * factor - size), (0, n * factor - size)), constant_values=np.nan)
+    blocks = padded.reshape(*maps.shape[:2], n, factor, n, factor)
+    return np.nanmax(blocks, axis=(3, 5)) if pool == "max-pool" else np.nanmean(blocks, axis=(3, 5))
+
+
+def all_heads_view(text: str, controls: bool) -> None:
+    """Every head in one heatmap: the layers down, the heads across, one NaN row and column between two maps;
+    controls: with the app's page's settings (they change the picture) and its caption."""
+    pool, tile, auto, special = settings() if controls else ("max-pool", 64, False, "show")
+    tokens, maps = shown_maps(*attentions(text), special)
+    maps = pooled(maps, tile, pool)
+    if auto:
+        low = maps.min(axis=(2, 3), keepdims=True)
+        maps = (maps - low) / np.maximum(maps.max(axis=(2, 3), keepdims=True) - low, 1e-12)
+    size = maps.shape[-1]
     tiles = np.pad(maps, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=np.nan)  # (layers, heads, T + 1, T + 1)
     grid = tiles.transpose(0, 2, 1, 3).reshape(LAYERS * (size + 1), HEADS * (size + 1))[:-1, :-1]
     centres = [i * (size + 1) + (size - 1) / 2 for i in range(max(LAYERS, HEADS))]
-    layout = {"title": {"text": "Every layer (down) and head (across)"},
+    layout = {"title": {"text": "Every layer (down) and head (across)"}, "height": LAYERS * tile + 120,
               "xaxis": {"tickvals": centres[:HEADS], "ticktext": [f"H{h}" for h in range(HEADS)]},
               "yaxis": {"tickvals": centres[:LAYERS], "ticktext": [f"L{i}" for i in range(LAYERS)],
                         "autorange": "reversed", "scaleanchor": "x"}}
     st.plotly_chart(go.Figure(go.Heatmap(z=grid, zmin=0, zmax=1, colorscale="Viridis"), layout=layout))
+    if controls:
+        st.caption(f"{len(tokens)} tokens · {LAYERS} layers × {HEADS} heads · tiles of {tile} px · "
+                   f"{'each tile stretched to its own min..max' if auto else 'fixed 0..1'}")
 
 
 def page(title: str, all_heads: bool = False) -> None:
@@ -156,6 +226,6 @@ def page(title: str, all_heads: bool = False) -> None:
     if not text.split():
         st.info("Type a sentence above.")
         return
-    if all_heads and ALL_HEADS:
-        all_heads_view(text)
-    (st.fragment(head_view) if FRAGMENT else head_view)(text)
+    if all_heads and ALL_HEADS != "one":
+        all_heads_view(text, controls=ALL_HEADS == "controls")
+    (st.fragment(head_view) if FRAGMENT else head_view)(text, files=all_heads and ALL_HEADS == "controls")

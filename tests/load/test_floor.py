@@ -1,11 +1,13 @@
 """The floor (bench/floor), the framework's cost that bench/load.py compares the app to: with no model, a seeded
 softmax per whitespace token; with ATTNVIZ_FLOOR_MODEL, the real model's attention for the sentence's word pieces,
 run once per new sentence in the session."""
+import io
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 from transformers import AutoTokenizer, BertModel
@@ -60,37 +62,85 @@ def test_the_floor_with_a_model_draws_its_attention(monkeypatch, model):
     np.testing.assert_array_equal(chart(at)[1], held[2][2, 7])
 
 
-def test_the_floors_all_heads_page_draws_every_head_then_the_chosen_one(monkeypatch):
+
+def floor_all_heads(monkeypatch, mode: str, text: str = TEXT) -> AppTest:
+    """The floor's all-heads page (ATTNVIZ_FLOOR_ALL_HEADS=mode, no model) on ?text=text&layer=2&head=5."""
+    monkeypatch.setenv("ATTNVIZ_FLOOR_MODEL", "")
+    monkeypatch.setenv("ATTNVIZ_FLOOR_ALL_HEADS", mode)
+    monkeypatch.syspath_prepend(str(FLOOR))
+    monkeypatch.delitem(sys.modules, "page", raising=False)  # page.py reads the variables when imported
+    # Run alone, the page has no navigation for its link to the heatmap page to name: the links it draws are kept
+    links = []
+    monkeypatch.setattr(st, "page_link", lambda page, **kwargs: links.append((page, kwargs)))
+    at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
+    at.query_params.update(text=text, layer="2", head="5")
+    at.run()
+    at.links = links
+    assert not at.exception, at.exception
+    return at
+
+
+def tiles(grid: np.ndarray, size: int) -> np.ndarray:
+    """The (layers, heads, size, size) maps of a floor's all-heads grid (a NaN row and column between two)."""
+    layers, heads = (grid.shape[0] + 1) // (size + 1), (grid.shape[1] + 1) // (size + 1)
+    padded = np.pad(grid, ((0, 1), (0, 1)), constant_values=np.nan)
+    return padded.reshape(layers, size + 1, heads, size + 1).transpose(0, 2, 1, 3)[:, :, :size, :size]
+
+
+@pytest.mark.parametrize("mode", ["controls", "grid"])
+def test_the_floors_all_heads_page_draws_every_head_then_the_chosen_one(monkeypatch, mode):
     """The plain all-heads page the app's is compared to: every (layer, head) map in one heatmap, a NaN row and column
     between two maps, then the chosen head as on the heatmap page."""
-    monkeypatch.setenv("ATTNVIZ_FLOOR_MODEL", "")
-    monkeypatch.syspath_prepend(str(FLOOR))
-    monkeypatch.delitem(sys.modules, "page", raising=False)
-    import page  # noqa: PLC0415 - bench/floor is on the path only in this test
+    at = floor_all_heads(monkeypatch, mode)
+    import page  # noqa: PLC0415 - bench/floor is on the path only in these tests
 
-    at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
-    at.query_params.update(text=TEXT, layer="2", head="5")
-    at.run()
-    assert not at.exception, at.exception
     every, chosen = figures(at)
-    grid = plotly_array(every["data"][0]["z"])
-    size = len(TEXT.split())
+    grid, size = plotly_array(every["data"][0]["z"]), len(TEXT.split())
     assert grid.shape == (page.LAYERS * (size + 1) - 1, page.HEADS * (size + 1) - 1)
-    for layer, head in [(0, 0), (2, 5), (page.LAYERS - 1, page.HEADS - 1)]:
-        top, left = layer * (size + 1), head * (size + 1)
-        np.testing.assert_array_equal(grid[top:top + size, left:left + size], page.seeded(TEXT, layer, head))
     assert np.isnan(grid[size, :]).all() and np.isnan(grid[:, size]).all()
+    maps = tiles(grid, size)
+    for layer, head in [(0, 0), (2, 5), (page.LAYERS - 1, page.HEADS - 1)]:
+        np.testing.assert_array_equal(maps[layer, head], page.seeded(TEXT, layer, head))
     np.testing.assert_array_equal(plotly_array(chosen["data"][0]["z"]), page.seeded(TEXT, 2, 5))
+    assert (len(at.get("download_button")) == 2) == (mode == "controls")
+    if mode == "controls":  # the big view of the chosen head
+        assert at.links[-1] == ("heatmap.py", {"label": "Open layer 2 head 5 in the big view",
+                                               "query_params": {"text": TEXT, "layer": 2, "head": 5}})
+
+
+def test_the_floors_all_heads_controls_change_the_picture(monkeypatch):
+    """The plain page does the work of the app's settings: special tokens hidden or renormalised, each tile stretched
+    to its own range, long sentences pooled to the tile size; its downloads hold the chosen map and every map."""
+    text = "[CLS] " + TEXT + " [SEP]"
+    at = floor_all_heads(monkeypatch, "controls", text)
+    import page  # noqa: PLC0415 - bench/floor is on the path only in these tests
+
+    words = text.split()
+    at.button_group(key="special").set_value("renormalise").run()
+    maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), len(words) - 2)
+    inner = page.seeded(text, 2, 5)[1:-1, 1:-1]
+    np.testing.assert_allclose(maps[2, 5], inner / inner.sum(axis=1, keepdims=True), rtol=1e-6)
+    at.toggle(key="auto").set_value(True).run()
+    maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), len(words) - 2)
+    assert np.nanmin(maps[2, 5]) == 0 and np.nanmax(maps[2, 5]) == pytest.approx(1)
+
+    long_text = " ".join(f"w{i}" for i in range(70))
+    at = floor_all_heads(monkeypatch, "controls", long_text)
+    maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), 35)  # 70 tokens in tiles of 64 px: 2 a cell
+    np.testing.assert_array_equal(maps[1, 3, 0, 0], page.seeded(long_text, 1, 3)[:2, :2].max())
+    at.radio(key="tile").set_value(32).run()
+    maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), 24)  # in tiles of 32 px: 3 a cell
+    np.testing.assert_array_equal(maps[1, 3, 0, 0], page.seeded(long_text, 1, 3)[:3, :3].max())
+
+    np.testing.assert_array_equal(page.attentions(TEXT)[1][2, 5], page.seeded(TEXT, 2, 5))
+    with np.load(io.BytesIO(page.maps_npz(TEXT))) as saved:
+        np.testing.assert_array_equal(saved["attentions"], page.attentions(TEXT)[1])
+    assert page.head_csv(page.seeded(TEXT, 2, 5), TEXT.split()).splitlines()[0] == "query \\ key," + ",".join(
+        TEXT.split())
 
 
 def test_the_floors_old_all_heads_page_is_one_map(monkeypatch):
-    """ATTNVIZ_FLOOR_ALL_HEADS=0: the all-heads page as it was before 2026-11-26 (the chosen head only), to re-run
+    """ATTNVIZ_FLOOR_ALL_HEADS=one: the all-heads page as it was before 2026-11-26 (the chosen head only), to re-run
     the older comparisons."""
-    monkeypatch.setenv("ATTNVIZ_FLOOR_ALL_HEADS", "0")
-    monkeypatch.syspath_prepend(str(FLOOR))
-    monkeypatch.delitem(sys.modules, "page", raising=False)
-    at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
-    at.query_params.update(text=TEXT)
-    at.run()
-    assert not at.exception, at.exception
+    at = floor_all_heads(monkeypatch, "one")
     assert len(figures(at)) == 1
