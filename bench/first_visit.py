@@ -10,14 +10,21 @@ websocket is never compressed by nginx, and Streamlit's own permessage-deflate, 
 output). Goals: a first visit through nginx at most 2.5 MB, a warm-cache visit at most 0.3 MB.
 
     .venv/bin/python bench/first_visit.py [--path ""] [--top 12] [--students 40]
+    .venv/bin/python bench/first_visit.py --url http://127.0.0.1:8611/ --pid 1234   # a replica already running
+
+--url: a replica started otherwise, e.g. the built image's own command on the host's network (what compose.yaml's
+replicas run): `buildah run --network host $(buildah from localhost/attnviz:latest) -- python serve.py
+--server.port 8611 --server.address 127.0.0.1`; --pid: its process, for the CPU columns.
 """
 import argparse
 import base64
+import contextlib
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -197,6 +204,21 @@ def visits(browser, url: str, watched: dict) -> tuple[Visit, Visit]:
         ctx.close()
 
 
+
+@dataclass
+class Running:
+    """A replica started elsewhere (--url), as harness.servers.spawn's server: its URL, address and process."""
+
+    url: str
+    pid: int | None = None
+
+    def __post_init__(self):
+        self.url = self.url.rstrip("/") + "/"
+
+    @property
+    def addr(self) -> str:
+        return urlsplit(self.url).netloc
+
 def main() -> int:
     from harness.proxy import Proxy
     from harness.servers import chromium, spawn
@@ -205,22 +227,28 @@ def main() -> int:
     ap.add_argument("--path", default="", help="the page's path, e.g. softmax (default: the default page)")
     ap.add_argument("--top", type=int, default=12, help="resources listed per visit")
     ap.add_argument("--students", type=int, default=40, help="a class arriving at once, for the Wi-Fi's bill")
+    ap.add_argument("--url", help="a replica already running (default: `streamlit run app.py` started here)")
+    ap.add_argument("--pid", type=int, help="with --url: the replica's process, for its CPU")
     args = ap.parse_args()
-    with spawn(ROOT / "app.py", session_ttl=None) as server:
+    replica = (contextlib.nullcontext(Running(args.url, args.pid)) if args.url
+               else spawn(ROOT / "app.py", session_ttl=None))
+    with replica as server:
         proxy = Proxy([server.addr])
         try:
             proxy.wait()
             with chromium() as browser:
-                watched = {"replica": server.pid, "nginx": proxy.proc.pid}
+                watched = {"replica": server.pid, "nginx": proxy.proc.pid} if server.pid else {"nginx": proxy.proc.pid}
                 # The first visit through nginx, measured: the replica's first page run is in it, and nginx's
                 # cache of hashed files (if the config has one) starts empty. The next student's comes after it.
                 results = {"through nginx, first student": visits(browser, f"{proxy.url}/{args.path}", watched),
-                           "bare server": visits(browser, server.url + args.path, {"replica": server.pid}),
+                           "bare server": visits(browser, server.url + args.path,
+                                                 {"replica": server.pid} if server.pid else {}),
                            "through nginx (deploy/nginx.conf)": visits(browser, f"{proxy.url}/{args.path}",
                                                                        watched)}
         finally:
             proxy.stop()
-    print(f"Default page{' /' + args.path if args.path else ''}: one replica (`streamlit run app.py`), Chromium "
+    where = f"the replica at {args.url}" if args.url else "one replica (`streamlit run app.py`)"
+    print(f"Default page{' /' + args.path if args.path else ''}: {where}, Chromium "
           "(a fresh context per pair of visits), bytes from the DevTools protocol.")
     for name, (first, warm) in results.items():
         report(name, first, warm, args.top if name != "through nginx, first student" else 0)
