@@ -93,7 +93,6 @@ def downsample(maps, factor: int, pool: str = "max") -> np.ndarray:
         return (sums / counts).astype(np.float32)  # 0 / 0 = NaN for an all-blocked block
 
 
-
 def _fold(maps: np.ndarray, factor: int, op, axis: int) -> np.ndarray:
     """op over each run of `factor` cells along axis -1 or -2 (its length a multiple of factor)."""
     def cells(k: int) -> np.ndarray:
@@ -103,6 +102,7 @@ def _fold(maps: np.ndarray, factor: int, op, axis: int) -> np.ndarray:
     for k in range(1, factor):
         op(out, cells(k), out=out)
     return out
+
 
 @dataclass(frozen=True)
 class Mosaic:
