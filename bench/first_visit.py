@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,21 +205,6 @@ def visits(browser, url: str, watched: dict) -> tuple[Visit, Visit]:
         ctx.close()
 
 
-
-@dataclass
-class Running:
-    """A replica started elsewhere (--url), as harness.servers.spawn's server: its URL, address and process."""
-
-    url: str
-    pid: int | None = None
-
-    def __post_init__(self):
-        self.url = self.url.rstrip("/") + "/"
-
-    @property
-    def addr(self) -> str:
-        return urlsplit(self.url).netloc
-
 def main() -> int:
     from harness.proxy import Proxy
     from harness.servers import chromium, spawn
@@ -230,10 +216,10 @@ def main() -> int:
     ap.add_argument("--url", help="a replica already running (default: `streamlit run app.py` started here)")
     ap.add_argument("--pid", type=int, help="with --url: the replica's process, for its CPU")
     args = ap.parse_args()
-    replica = (contextlib.nullcontext(Running(args.url, args.pid)) if args.url
+    replica = (contextlib.nullcontext(SimpleNamespace(url=args.url.rstrip("/") + "/", pid=args.pid)) if args.url
                else spawn(ROOT / "app.py", session_ttl=None))
     with replica as server:
-        proxy = Proxy([server.addr])
+        proxy = Proxy([urlsplit(server.url).netloc])
         try:
             proxy.wait()
             with chromium() as browser:

@@ -63,8 +63,9 @@ def test_the_floor_with_a_model_draws_its_attention(monkeypatch, model):
 
 
 
-def floor_all_heads(monkeypatch, mode: str, text: str = TEXT) -> AppTest:
-    """The floor's all-heads page (ATTNVIZ_FLOOR_ALL_HEADS=mode, no model) on ?text=text&layer=2&head=5."""
+def floor_all_heads(monkeypatch, mode: str, text: str = TEXT) -> tuple[AppTest, list]:
+    """The floor's all-heads page (ATTNVIZ_FLOOR_ALL_HEADS=mode, no model) on ?text=text&layer=2&head=5, and the
+    page links it drew: (page, st.page_link's keywords)."""
     monkeypatch.setenv("ATTNVIZ_FLOOR_MODEL", "")
     monkeypatch.setenv("ATTNVIZ_FLOOR_ALL_HEADS", mode)
     monkeypatch.syspath_prepend(str(FLOOR))
@@ -75,9 +76,8 @@ def floor_all_heads(monkeypatch, mode: str, text: str = TEXT) -> AppTest:
     at = AppTest.from_file(str(FLOOR / "all_heads.py"), default_timeout=120)
     at.query_params.update(text=text, layer="2", head="5")
     at.run()
-    at.links = links
     assert not at.exception, at.exception
-    return at
+    return at, links
 
 
 def tiles(grid: np.ndarray, size: int) -> np.ndarray:
@@ -91,7 +91,7 @@ def tiles(grid: np.ndarray, size: int) -> np.ndarray:
 def test_the_floors_all_heads_page_draws_every_head_then_the_chosen_one(monkeypatch, mode):
     """The plain all-heads page the app's is compared to: every (layer, head) map in one heatmap, a NaN row and column
     between two maps, then the chosen head as on the heatmap page."""
-    at = floor_all_heads(monkeypatch, mode)
+    at, links = floor_all_heads(monkeypatch, mode)
     import page  # noqa: PLC0415 - bench/floor is on the path only in these tests
 
     every, chosen = figures(at)
@@ -104,7 +104,7 @@ def test_the_floors_all_heads_page_draws_every_head_then_the_chosen_one(monkeypa
     np.testing.assert_array_equal(plotly_array(chosen["data"][0]["z"]), page.seeded(TEXT, 2, 5))
     assert (len(at.get("download_button")) == 2) == (mode == "controls")
     if mode == "controls":  # the big view of the chosen head
-        assert at.links[-1] == ("heatmap.py", {"label": "Open layer 2 head 5 in the big view",
+        assert links[-1] == ("heatmap.py", {"label": "Open layer 2 head 5 in the big view",
                                                "query_params": {"text": TEXT, "layer": 2, "head": 5}})
 
 
@@ -112,7 +112,7 @@ def test_the_floors_all_heads_controls_change_the_picture(monkeypatch):
     """The plain page does the work of the app's settings: special tokens hidden or renormalised, each tile stretched
     to its own range, long sentences pooled to the tile size; its downloads hold the chosen map and every map."""
     text = "[CLS] " + TEXT + " [SEP]"
-    at = floor_all_heads(monkeypatch, "controls", text)
+    at, _ = floor_all_heads(monkeypatch, "controls", text)
     import page  # noqa: PLC0415 - bench/floor is on the path only in these tests
 
     words = text.split()
@@ -125,7 +125,7 @@ def test_the_floors_all_heads_controls_change_the_picture(monkeypatch):
     assert np.nanmin(maps[2, 5]) == 0 and np.nanmax(maps[2, 5]) == pytest.approx(1)
 
     long_text = " ".join(f"w{i}" for i in range(70))
-    at = floor_all_heads(monkeypatch, "controls", long_text)
+    at, _ = floor_all_heads(monkeypatch, "controls", long_text)
     maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), 35)  # 70 tokens in tiles of 64 px: 2 a cell
     np.testing.assert_array_equal(maps[1, 3, 0, 0], page.seeded(long_text, 1, 3)[:2, :2].max())
     at.radio(key="tile").set_value(32).run()
@@ -142,5 +142,5 @@ def test_the_floors_all_heads_controls_change_the_picture(monkeypatch):
 def test_the_floors_old_all_heads_page_is_one_map(monkeypatch):
     """ATTNVIZ_FLOOR_ALL_HEADS=one: the all-heads page as it was before 2026-11-26 (the chosen head only), to re-run
     the older comparisons."""
-    at = floor_all_heads(monkeypatch, "one")
+    at, _ = floor_all_heads(monkeypatch, "one")
     assert len(figures(at)) == 1
