@@ -10,6 +10,7 @@ import plotly.io as pio
 import pytest
 
 from viz.attention import attention_heatmap, heatmap_spec
+from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
 from viz.spec import FigureSpec
 
@@ -36,6 +37,12 @@ SPECS = {
     "mosaic": lambda: mosaic_spec(build_mosaic(ATTN, tile=32)),
     "mosaic, highlight, title": lambda: mosaic_spec(build_mosaic(ATTN, tile=48, auto_range=True), title="t",
                                                     highlight=(2, 3), first_layer=1, first_head=2),
+    "matrix, signed, dimensions, highlight": lambda: matrix_spec(RNG.normal(size=(5, 12)), list("abcde"), title="Q",
+                                                                col_offset=32, highlight=(34, 38)),
+    "matrix, probabilities, blocked": lambda: matrix_spec(BLOCKED, ["<b>", "a", "a", "&", "a"], list("vwxyzab"),
+                                                          kind="probability"),
+    "matrix, probabilities as units": lambda: matrix_spec(PROBS, list("abcde"), list("vwxyzab"), kind="probability",
+                                                          exact_cells=1),
 }
 
 

@@ -17,7 +17,7 @@ from views.shell.frame import Page
 from views.widgets import downloads, state
 from views.widgets.pickers import first_head
 from viz.labels import long_text_labels
-from viz.matrix import matrix_heatmap, shape_label, window
+from viz.matrix import matrix_spec, shape_label, window
 
 MAX_ROWS = 64  # tokens shown per heatmap: beyond this a slider picks the window (keeps the page light at 512)
 MAX_DIMS = 64  # columns shown for wide matrices (d_model, d_ff)
@@ -73,7 +73,7 @@ def draw(shown: View, panel: Panel, container) -> None:
         lo, hi = window(width, shown.dim0 if panel.start is None else panel.start, MAX_DIMS)
         col_labels = None
     z = panel.values[shown.row0:shown.row1, lo:hi]  # (rows shown, columns shown)
-    fig = matrix_heatmap(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
+    fig = matrix_spec(z, shown.labels[shown.row0:shown.row1], col_labels, kind=panel.kind, col_offset=lo,
                          highlight=panel.highlight, exact_cells=MAX_ROWS * MAX_DIMS)
     show_chart(fig, key=panel.name, container=container, lecture_height=LECTURE_HEIGHT,
                alt_name=_("{name}, one row per token").format(name=panel.name))
