@@ -9,6 +9,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
+from model.stats import Shape
+from viz.architecture import cost_bars_spec, module_costs
 from viz.attention import attention_heatmap, heatmap_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
@@ -43,6 +45,10 @@ SPECS = {
                                                           kind="probability"),
     "matrix, probabilities as units": lambda: matrix_spec(PROBS, list("abcde"), list("vwxyzab"), kind="probability",
                                                           exact_cells=1),
+    "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
+                                                                             64), 9), title="random"),
+    "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,
+                                                                                       "learned", 64), 3)),
 }
 
 

@@ -14,7 +14,7 @@ from views.shell.frame import Page
 from views.shell.reading import run as run_of
 from views.widgets import state
 from views.widgets.pickers import random_config
-from viz.architecture import cost_bars, cost_columns, cost_table, module_costs, shape_steps
+from viz.architecture import cost_bars_spec, cost_columns, cost_table, module_costs, shape_steps
 
 
 def requested_heads() -> str | None:
@@ -35,11 +35,13 @@ def explain_heads(raw: str | None, config: RandomConfig) -> None:
 
 
 def show_table(costs) -> None:
-    """The cost table with thousands separators and a blank count in the total row."""
+    """The cost table with thousands separators and a blank count in the total row. The browser writes the
+    separators (its locale's: "localized"), where a pandas Styler took 5 ms a table on every rerun."""
     table, column = cost_table(costs), cost_columns()
     table[column["count"]] = [("" if pd.isna(n) else str(n)) for n in table[column["count"]]]
-    st.dataframe(table.style.format("{:,}", subset=[column["parameters"], column["flops"]]), hide_index=True,
-                 column_config={column["module"]: st.column_config.TextColumn(width="medium")})
+    numbers = st.column_config.NumberColumn(format="localized")
+    st.dataframe(table, hide_index=True, column_config={column["module"]: st.column_config.TextColumn(width="medium"),
+                                                        column["parameters"]: numbers, column["flops"]: numbers})
 
 
 def latex_number(n: int) -> str:
@@ -62,7 +64,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     """Table, check against PyTorch, bar chart and formulas of one model."""
     costs = module_costs(shape, seq_len)
     if lecture.on():  # in front of a class the chart comes first
-        streamlit_chart(cost_bars(costs, title), "costs")
+        streamlit_chart(cost_bars_spec(costs, title), "costs")
     show_table(costs)
     ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
     line = _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}").format(
@@ -72,7 +74,7 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
     else:
         st.error(line, icon=":material/cancel:")
     if not lecture.on():
-        streamlit_chart(cost_bars(costs, title), "costs")
+        streamlit_chart(cost_bars_spec(costs, title), "costs")
     symbols = [_("h = d_model = {h}").format(h=shape.d_model), _("f = d_ff = {f}").format(f=shape.d_ff),
                _("l = {l} tokens").format(l=seq_len),
                _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}")]
