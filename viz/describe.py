@@ -121,8 +121,9 @@ def _bars(traces: list[dict], layout: dict) -> list[str]:
 
 
 def _scatter(traces: list[dict], layout: dict) -> list[str]:
-    lines = [t for t in traces if "lines" in (t.get("mode") or "lines")]  # plotly's default mode draws lines
-    points = [t for t in traces if t not in lines]
+    drawn_as_lines = ["lines" in (t.get("mode") or "lines") for t in traces]  # plotly's default mode draws lines
+    lines = [t for t, line in zip(traces, drawn_as_lines, strict=True) if line]
+    points = [t for t, line in zip(traces, drawn_as_lines, strict=True) if not line]  # (== on numpy arrays is no test)
     said = []
     if lines:
         said.append(ngettext("A line chart of {n} line.", "A line chart of {n} lines.", len(lines)).format(

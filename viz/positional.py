@@ -2,10 +2,10 @@
 import math
 
 import numpy as np
-import plotly.graph_objects as go
 
 from locales import _
 from viz.colours import DIVERGING
+from viz.spec import FigureSpec
 
 MAX_CELLS = 100_000  # per heatmap: about 0.5 MB of JSON, so the page stays a few MB at 2048 x 1024
 
@@ -33,32 +33,33 @@ def robust_limit(values, percentile: float = 99.0) -> float:
     return max(float(np.percentile(v, percentile)) if v.size else 0.0, 1e-6)
 
 
-def _heatmap_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int = 520) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
-                      xaxis={"title": x_title}, yaxis={"title": y_title, "autorange": "reversed"})
-    return fig
+def _heatmap_layout(title: str, x_title: str, y_title: str, height: int = 520) -> dict:
+    return {"title": {"text": title}, "height": height, "margin": {"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+            "xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}, "autorange": "reversed"}}
 
 
-def table_heatmap(table, positions, dims, title: str = "", limit: float | None = 1.0) -> go.Figure:
+def table_heatmap(table, positions, dims, title: str = "", limit: float | None = 1.0) -> FigureSpec:
     """table (P, D) of encodings at the given position and dimension numbers; diverging colours in ±limit.
 
     limit=None: symmetric around 0 at the largest |value| (for learned embeddings, which are not bounded by 1).
+    The figures of this module are plotly's dicts (viz.spec): the positional page draws three to five on every
+    rerun, and as checked go.Figures they took most of its time.
     """
     z = np.asarray(table, dtype=np.float32)  # (P, D)
     if z.ndim != 2 or z.shape != (len(positions), len(dims)):
         raise ValueError(f"table of shape {z.shape} does not fit {len(positions)} positions x {len(dims)} dims")
     if limit is None:
         limit = max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
-    heat = go.Heatmap(
-        z=z, x=np.asarray(dims, dtype=np.int32), y=np.asarray(positions, dtype=np.int32), colorscale=DIVERGING,
-        zmin=-limit, zmax=limit, colorbar={"title": {"text": _("value")}},
-        hovertemplate=_("position %{y}<br>dimension %{x}<br>value = %{z:.4f}") + "<extra></extra>",
-    )
-    return _heatmap_layout(go.Figure(heat), title, _("dimension"), _("position"))
+    heat = {
+        "type": "heatmap", "z": z, "x": np.asarray(dims, dtype=np.int32), "y": np.asarray(positions, dtype=np.int32),
+        "colorscale": DIVERGING, "zmin": -limit, "zmax": limit, "colorbar": {"title": {"text": _("value")}},
+        "hovertemplate": _("position %{y}<br>dimension %{x}<br>value = %{z:.4f}") + "<extra></extra>",
+    }
+    return FigureSpec([heat], _heatmap_layout(title, _("dimension"), _("position")))
 
 
 def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
-                       limit: float | None = None) -> go.Figure:
+                       limit: float | None = None) -> FigureSpec:
     """Every pair of the given rows of table (P, d): PE @ PE^T (or cosine), diverging colours centred at 0.
 
     The colour range is ±limit; by default ±1 for cosine, else ± the largest |dot product|.
@@ -70,16 +71,16 @@ def similarity_heatmap(table, positions, title: str = "", cosine: bool = False,
         limit = 1.0 if cosine else max(float(np.abs(z).max()) if z.size else 0.0, 1e-6)
     pos = np.asarray(positions, dtype=np.int32)
     measure = _("cos") if cosine else _("dot")
-    heat = go.Heatmap(
-        z=z, x=pos, y=pos, colorscale=DIVERGING, zmin=-limit, zmax=limit,
-        colorbar={"title": {"text": measure}},
-        hovertemplate=_("position %{y} · position %{x}<br>{measure} = %{z:.4f}").replace("{measure}", measure)
+    heat = {
+        "type": "heatmap", "z": z, "x": pos, "y": pos, "colorscale": DIVERGING, "zmin": -limit, "zmax": limit,
+        "colorbar": {"title": {"text": measure}},
+        "hovertemplate": _("position %{y} · position %{x}<br>{measure} = %{z:.4f}").replace("{measure}", measure)
         + "<extra></extra>",
-    )
-    fig = _heatmap_layout(go.Figure(heat), title, _("position"), _("position"))
-    fig.update_xaxes(constrain="domain")
-    fig.update_yaxes(scaleanchor="x", constrain="domain")  # square cells, without widening the axis range
-    return fig
+    }
+    layout = _heatmap_layout(title, _("position"), _("position"))
+    layout["xaxis"]["constrain"] = "domain"
+    layout["yaxis"].update(scaleanchor="x", constrain="domain")  # square cells, without widening the axis range
+    return FigureSpec([heat], layout)
 
 
 def dimension_name(dim: int, d_model: int, base: float) -> str:
@@ -90,17 +91,16 @@ def dimension_name(dim: int, d_model: int, base: float) -> str:
                                                                   wavelength=f"{wavelength:.3g}")
 
 
-def curves_figure(table, dims, d_model: int, base: float, title: str = "") -> go.Figure:
+def curves_figure(table, dims, d_model: int, base: float, title: str = "") -> FigureSpec:
     """One line per chosen dimension of table (P, d) against position 0..P-1."""
     t = np.asarray(table, dtype=np.float32)  # (P, d)
     positions = np.arange(t.shape[0], dtype=np.int32)
-    fig = go.Figure([
-        go.Scatter(x=positions, y=t[:, dim], mode="lines", name=dimension_name(dim, d_model, base),
-                   hovertemplate=_("position %{x}<br>value = %{y:.4f}") + "<extra>"
-                   + _("dim {dim}").format(dim=dim) + "</extra>")
-        for dim in dims
-    ])
-    fig.update_layout(title=title, height=380, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
-                      xaxis={"title": _("position")}, yaxis={"title": _("PE value"), "range": [-1.1, 1.1]},
-                      legend={"orientation": "h", "y": -0.2})
-    return fig
+    lines = [{"type": "scatter", "x": positions, "y": t[:, dim], "mode": "lines",
+              "name": dimension_name(dim, d_model, base),
+              "hovertemplate": _("position %{x}<br>value = %{y:.4f}") + "<extra>" + _("dim {dim}").format(dim=dim)
+              + "</extra>"} for dim in dims]
+    layout = {"title": {"text": title}, "height": 380, "margin": {"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
+              "xaxis": {"title": {"text": _("position")}}, "yaxis": {"title": {"text": _("PE value")},
+                                                                     "range": [-1.1, 1.1]},
+              "legend": {"orientation": "h", "y": -0.2}}
+    return FigureSpec(lines, layout)

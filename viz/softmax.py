@@ -1,10 +1,10 @@
 """One query's softmax row: the math (stable softmax with -inf, entropy, temperature) and its bar charts."""
 import numpy as np
-import plotly.graph_objects as go
 
 from locales import _
 from model.masks import is_blocked
 from viz.attention import axis_labels
+from viz.spec import FigureSpec
 
 BLOCKED_COLOR = "#9e9e9e"
 LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
@@ -42,10 +42,11 @@ def as_neg_inf(mask_row) -> np.ndarray:
     return np.where(is_blocked(m), -np.inf, m)
 
 
-def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool = False) -> go.Figure:
+def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool = False) -> FigureSpec:
     """Signed scores over the keys; -inf keys become grey hatched bars reaching down off the axis, labelled -inf.
 
-    show_values writes each finite value on its bar (so a mask's zeros are visible).
+    show_values writes each finite value on its bar (so a mask's zeros are visible). Plotly's dicts (viz.spec): the
+    softmax page draws three of these on every rerun, and each took 6-10 ms as a checked go.Figure.
     """
     v = np.asarray(values, dtype=np.float64)
     if v.shape != (len(key_tokens),):
@@ -57,40 +58,43 @@ def score_bars(values, key_tokens, title: str, y_title: str, show_values: bool =
     pad = 0.12 * (hi - lo) or 1.0
     bottom = lo - pad  # -inf bars are drawn from 0 down to the bottom of the axis
     shown = np.where(np.isfinite(v), v, np.nan).astype(np.float32)
-    fig = go.Figure(go.Bar(x=labels, y=shown, name=_("score"), marker_color="#3b6ea8",
-                           text=[f"{x:.3g}" if np.isfinite(x) else "" for x in v] if show_values else None,
-                           textposition="outside",
-                           hovertemplate=_("key: %{x}<br>%{y:.4f}<extra></extra>")))
+    bars = [{"type": "bar", "x": labels, "y": shown, "name": _("score"), "marker": {"color": "#3b6ea8"},
+             "textposition": "outside", "hovertemplate": _("key: %{x}<br>%{y:.4f}<extra></extra>")}]
+    if show_values:
+        bars[0]["text"] = [f"{x:.3g}" if np.isfinite(x) else "" for x in v]
     if blocked.any():
-        fig.add_trace(go.Bar(
-            x=[lab for lab, b in zip(labels, blocked) if b], y=np.full(int(blocked.sum()), bottom, np.float32),
-            name=_("blocked (-inf)"), marker={"color": BLOCKED_COLOR, "pattern": {"shape": "/"}},
-            text="-inf", textposition="inside", insidetextanchor="end", textfont={"color": "black"},
-            hovertemplate=_("key: %{x}<br>-inf (blocked)<extra></extra>")))
-    fig.update_layout(title=title, barmode="overlay", height=320, showlegend=bool(blocked.any()),
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
-                      xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
-                      yaxis={"title": y_title, "range": [bottom, hi + pad], "zeroline": True})
-    return fig
+        bars.append({
+            "type": "bar", "x": [lab for lab, b in zip(labels, blocked) if b],
+            "y": np.full(int(blocked.sum()), bottom, np.float32), "name": _("blocked (-inf)"),
+            "marker": {"color": BLOCKED_COLOR, "pattern": {"shape": "/"}}, "text": "-inf", "textposition": "inside",
+            "insidetextanchor": "end", "textfont": {"color": "black"},
+            "hovertemplate": _("key: %{x}<br>-inf (blocked)<extra></extra>")})
+    layout = _layout(title, labels, showlegend=bool(blocked.any()), barmode="overlay", height=320)
+    layout["yaxis"] = {"title": {"text": y_title}, "range": [bottom, hi + pad], "zeroline": True}
+    return FigureSpec(bars, layout)
 
 
 def probability_bars(probs, key_tokens, title: str, compare=None, compare_name: str = "",
-                     name: str | None = None) -> go.Figure:
+                     name: str | None = None) -> FigureSpec:
     """Probabilities on a fixed 0..1 axis; `compare` (another row) is overlaid as a second bar per key. name: the
-    bars' name (default: "probability")."""
+    bars' name (default: "probability"). Plotly's dicts, as score_bars."""
     name = _("probability") if name is None else name
     p = np.asarray(probs, dtype=np.float32)
     if p.shape != (len(key_tokens),):
         raise ValueError(f"probs of shape {p.shape} do not fit {len(key_tokens)} keys")
     labels = axis_labels(key_tokens)
-    fig = go.Figure(go.Bar(x=labels, y=p, name=name, marker_color="#3b6ea8",
-                           hovertemplate=_("key: %{x}<br>p = %{y:.4f}") + f"<extra>{name}</extra>"))
+    bars = [{"type": "bar", "x": labels, "y": p, "name": name, "marker": {"color": "#3b6ea8"},
+             "hovertemplate": _("key: %{x}<br>p = %{y:.4f}") + f"<extra>{name}</extra>"}]
     if compare is not None:
-        c = np.asarray(compare, dtype=np.float32)
-        fig.add_trace(go.Bar(x=labels, y=c, name=compare_name, marker_color="#e4572e",
-                             hovertemplate=_("key: %{x}<br>p = %{y:.4f}") + f"<extra>{compare_name}</extra>"))
-    fig.update_layout(title=title, barmode="group", height=340, showlegend=compare is not None,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend=LEGEND,
-                      xaxis={"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels},
-                      yaxis={"title": _("probability"), "range": [0.0, 1.0]})
-    return fig
+        bars.append({"type": "bar", "x": labels, "y": np.asarray(compare, dtype=np.float32), "name": compare_name,
+                     "marker": {"color": "#e4572e"},
+                     "hovertemplate": _("key: %{x}<br>p = %{y:.4f}") + f"<extra>{compare_name}</extra>"})
+    layout = _layout(title, labels, showlegend=compare is not None, barmode="group", height=340)
+    layout["yaxis"] = {"title": {"text": _("probability")}, "range": [0.0, 1.0]}
+    return FigureSpec(bars, layout)
+
+
+def _layout(title: str, labels: list[str], **settings) -> dict:
+    """What the bar charts of one row share: a slanted category axis of the keys, in their order."""
+    return {"title": {"text": title}, **settings, "margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "legend": LEGEND,
+            "xaxis": {"type": "category", "tickangle": -60, "categoryorder": "array", "categoryarray": labels}}

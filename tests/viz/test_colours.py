@@ -72,7 +72,8 @@ def test_every_signed_map_uses_the_diverging_scale():
     z = np.array([[0.5, -0.2], [0.1, 0.0]])
     figures = [difference_spec(z, ["a", "b"], ["a", "b"], "B − A").figure(),
                difference_heatmap(z, ["a", "b"], ["a", "b"]), cosine_figure(z, ["one", "two"], "cos"),
-               matrix_heatmap(z, ["a", "b"]), table_heatmap(z, [0, 1], [0, 1]), similarity_heatmap(z, [0, 1])]
+               matrix_heatmap(z, ["a", "b"]), table_heatmap(z, [0, 1], [0, 1]).figure(),
+               similarity_heatmap(z, [0, 1]).figure()]
     expected = [[p, c] for p, c in DIVERGING]
     for figure in figures:
         scale = [[p, c] for p, c in figure.data[0].colorscale]

@@ -113,3 +113,11 @@ def test_a_map_drawn_over_another_is_one_map_and_subplots_are_several():
     beside = {"data": [{"type": "heatmap", "z": [[1, 2]]}, {"type": "heatmap", "z": [[3]], "xaxis": "x2",
                                                              "yaxis": "y2"}], "layout": {}}
     assert describe(beside) == "A chart. 2 heatmaps side by side."
+
+
+def test_lines_of_numpy_arrays_as_a_figure_spec_holds_them():
+    lines = [{"type": "scatter", "mode": "lines", "x": np.arange(3), "y": np.ones(3), "name": f"dim {i}"}
+             for i in (0, 1)]
+    points = {"type": "scatter", "mode": "markers", "x": np.arange(4), "y": np.zeros(4)}
+    said = describe({"data": [*lines, points], "layout": {"title": {"text": "Waves"}}})
+    assert said.startswith("Waves. A line chart of 2 lines. Lines: dim 0, dim 1. A scatter plot of 4 points.")

@@ -26,7 +26,7 @@ def pe(pos: int, dim: int, d: int, base: float = 10000.0) -> float:
 @pytest.mark.parametrize("d, base", [(16, 10000.0), (7, 100.0)])
 def test_table_heatmap_holds_the_formula(d, base):
     table = sinusoidal_table(40, d, base).numpy()
-    heat = table_heatmap(table, np.arange(40), np.arange(d)).data[0]
+    heat = table_heatmap(table, np.arange(40), np.arange(d)).figure().data[0]
     z = np.asarray(heat.z)
     assert z.dtype == np.float32 and z.shape == (40, d)
     for pos, dim in [(0, 0), (0, 1), (1, 0), (3, 1), (17, d - 1), (39, d - 2), (25, 4)]:
@@ -38,13 +38,13 @@ def test_table_heatmap_holds_the_formula(d, base):
 def test_table_heatmap_axes_are_the_real_numbers_of_a_slice():
     table = sinusoidal_table(100, 64).numpy()
     s = 3
-    heat = table_heatmap(table[::s, 10:31:s], np.arange(0, 100, s), np.arange(10, 31, s)).data[0]
+    heat = table_heatmap(table[::s, 10:31:s], np.arange(0, 100, s), np.arange(10, 31, s)).figure().data[0]
     assert list(heat.y[:3]) == [0, 3, 6] and list(heat.x[:3]) == [10, 13, 16]
     assert np.asarray(heat.z)[2, 1] == pytest.approx(pe(6, 13, 64), abs=1e-6)
 
 
 def test_learned_table_range_is_symmetric_at_the_largest_value():
-    heat = table_heatmap(np.array([[0.5, -2.0]]), [0], [0, 1], limit=None).data[0]
+    heat = table_heatmap(np.array([[0.5, -2.0]]), [0], [0, 1], limit=None).figure().data[0]
     assert (heat.zmin, heat.zmax) == (-2.0, 2.0)
 
 
@@ -55,7 +55,7 @@ def test_table_heatmap_rejects_mismatched_axes():
 
 def test_similarity_is_pe_times_pe_transposed():
     table = sinusoidal_table(30, 24).numpy()
-    heat = similarity_heatmap(table, np.arange(30)).data[0]
+    heat = similarity_heatmap(table, np.arange(30)).figure().data[0]
     np.testing.assert_allclose(np.asarray(heat.z), table @ table.T, atol=1e-5)
     assert heat.zmin == -heat.zmax and heat.zmax == pytest.approx(12.0, abs=1e-4)  # |PE(p)|^2 = d/2
 
@@ -69,7 +69,7 @@ def test_sinusoidal_similarity_depends_only_on_the_distance():
 
 def test_cosine_similarity_has_ones_on_the_diagonal_and_a_fixed_range():
     table = np.random.default_rng(0).normal(size=(6, 5))
-    heat = similarity_heatmap(table, np.arange(6), cosine=True).data[0]
+    heat = similarity_heatmap(table, np.arange(6), cosine=True).figure().data[0]
     z = np.asarray(heat.z)
     np.testing.assert_allclose(np.diag(z), 1.0, atol=1e-6)
     norms = np.linalg.norm(table, axis=1)
@@ -88,14 +88,14 @@ def test_stride_keeps_heatmaps_under_the_cell_budget_and_is_smallest():
 def test_the_biggest_table_sends_well_under_a_megabyte():
     table = sinusoidal_table(2048, 1024).numpy()
     s = stride_for(*table.shape)
-    fig = table_heatmap(table[::s, ::s], np.arange(0, 2048, s), np.arange(0, 1024, s))
+    fig = table_heatmap(table[::s, ::s], np.arange(0, 2048, s), np.arange(0, 1024, s)).figure()
     assert len(fig.to_json()) < 1_000_000
 
 
 def test_curves_follow_sin_for_even_and_cos_for_odd_dimensions():
     d, base = 32, 10000.0
     table = sinusoidal_table(64, d, base).numpy()
-    fig = curves_figure(table, [0, 1, 6], d, base)
+    fig = curves_figure(table, [0, 1, 6], d, base).figure()
     assert len(fig.data) == 3
     for trace, dim in zip(fig.data, [0, 1, 6]):
         assert list(trace.x) == list(range(64))
@@ -116,6 +116,6 @@ def test_robust_limit_ignores_a_few_outliers():
 
 
 def test_similarity_heatmap_takes_a_given_colour_limit():
-    heat = similarity_heatmap(np.eye(3) * 4, np.arange(3), limit=2.0).data[0]
+    heat = similarity_heatmap(np.eye(3) * 4, np.arange(3), limit=2.0).figure().data[0]
     assert (heat.zmin, heat.zmax) == (-2.0, 2.0)
     assert np.asarray(heat.z)[0, 0] == 16.0  # values are not clipped, only the colours saturate

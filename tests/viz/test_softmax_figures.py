@@ -68,7 +68,7 @@ def test_as_neg_inf_turns_huge_negatives_into_minus_inf():
 
 def test_score_bars_draw_minus_inf_as_marked_bars_at_the_bottom():
     tokens = ["[CLS]", "cat", "<b>", "[PAD]"]
-    fig = score_bars([1.5, -0.5, 2.0, -INF], tokens, "t", "s")
+    fig = score_bars([1.5, -0.5, 2.0, -INF], tokens, "t", "s").figure()
     main, blocked = fig.data
     y = np.asarray(main.y)
     assert y.dtype == np.float32 and np.isnan(y[3]) and y[0] == pytest.approx(1.5)
@@ -82,26 +82,26 @@ def test_score_bars_draw_minus_inf_as_marked_bars_at_the_bottom():
 
 
 def test_score_bars_without_blocked_keys_have_one_trace():
-    fig = score_bars([0.0, 0.0, 0.0], ["a", "b", "c"], "mask", "M", show_values=True)
+    fig = score_bars([0.0, 0.0, 0.0], ["a", "b", "c"], "mask", "M", show_values=True).figure()
     assert len(fig.data) == 1 and fig.layout.showlegend is False
     assert list(fig.data[0].text) == ["0", "0", "0"]  # zeros written on the (invisible) bars
     assert fig.layout.yaxis.range[0] < 0 < fig.layout.yaxis.range[1]
 
 
 def test_mask_row_with_minus_inf_labels_only_blocked():
-    fig = score_bars([0.0, -INF, 0.0], ["a", "b", "c"], "mask", "M", show_values=True)
+    fig = score_bars([0.0, -INF, 0.0], ["a", "b", "c"], "mask", "M", show_values=True).figure()
     assert list(fig.data[0].text) == ["0", "", "0"] and list(fig.data[1].x) == ["b"]
 
 
 def test_all_blocked_row_still_draws():
-    fig = score_bars([-INF, -INF], ["a", "b"], "t", "s")
+    fig = score_bars([-INF, -INF], ["a", "b"], "t", "s").figure()
     assert len(fig.data) == 2 and list(fig.data[1].x) == ["a", "b"]
 
 
 def test_probability_bars_fixed_axis_and_overlay():
     p = softmax_row([1.0, 2.0, 0.0])
     q = softmax_row([2.0, 4.0, 0.0])
-    fig = probability_bars(p, ["a", "b", "c"], "p", compare=q, compare_name="x2")
+    fig = probability_bars(p, ["a", "b", "c"], "p", compare=q, compare_name="x2").figure()
     assert tuple(fig.layout.yaxis.range) == (0.0, 1.0)
     assert len(fig.data) == 2 and fig.data[1].name == "x2" and fig.layout.barmode == "group"
     assert np.asarray(fig.data[0].y).dtype == np.float32
@@ -109,7 +109,7 @@ def test_probability_bars_fixed_axis_and_overlay():
 
 
 def test_repeated_tokens_stay_separate_bars():
-    fig = probability_bars([0.5, 0.5], ["the", "the"], "p")
+    fig = probability_bars([0.5, 0.5], ["the", "the"], "p").figure()
     assert len(set(fig.data[0].x)) == 2
 
 

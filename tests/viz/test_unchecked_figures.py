@@ -14,6 +14,8 @@ from viz.architecture import cost_bars_spec, module_costs
 from viz.attention import attention_heatmap, heatmap_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
+from viz.positional import curves_figure, similarity_heatmap, table_heatmap
+from viz.softmax import probability_bars, score_bars
 from viz.spec import FigureSpec
 
 RNG = np.random.default_rng(0)
@@ -45,6 +47,15 @@ SPECS = {
                                                           kind="probability"),
     "matrix, probabilities as units": lambda: matrix_spec(PROBS, list("abcde"), list("vwxyzab"), kind="probability",
                                                           exact_cells=1),
+    "score bars, blocked keys": lambda: score_bars([1.5, -0.5, 2.0, -np.inf], ["[CLS]", "<b>", "a", "[PAD]"], "t",
+                                                   "s"),
+    "score bars with values": lambda: score_bars([0.0, 0.0, 0.0], list("abc"), "mask", "M", show_values=True),
+    "probability bars, two series": lambda: probability_bars(PROBS[0], list("vwxyzab"), "p", compare=PROBS[1],
+                                                             compare_name="x2", name="x1"),
+    "positions table": lambda: table_heatmap(RNG.normal(size=(6, 4)), np.arange(0, 12, 2), [8, 10, 12, 14],
+                                             title="PE", limit=None),
+    "similarity of positions": lambda: similarity_heatmap(RNG.normal(size=(5, 8)), np.arange(5), cosine=True),
+    "sin/cos curves": lambda: curves_figure(RNG.normal(size=(9, 8)), [0, 1, 6], 8, 10000.0, title="waves"),
     "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,
