@@ -19,13 +19,11 @@ def main(start: str | None = None) -> None:
     pages = navigation.pages((start, lang), lambda: [
         frame.streamlit_page(spec, default=spec.default if start is None else spec.path == start)
         for spec in registry.PAGES])
-    lone_surrogates.replace_in_the_browser()
     with state.url_writes():  # one URL message per run, not one per widget
         link_check.check_link()
         language.switch(lang)
         lecture.toggle()
-        lecture.style()
-        formulas.style()
+        lone_surrogates.replace_in_the_browser(styles=formulas.CSS + lecture.css())
         st.navigation(pages, expanded=True).run()  # every page in view (Streamlit folds past 10)
 
 

@@ -93,7 +93,6 @@ def preview(run: Run, layer: int, head: int, auto: bool, container, shown: Shown
 def view(page: Page) -> None:
     """Settings, mosaic, sliders and preview."""
     run, text, choice = page.run, page.text, page.choice
-    notices = st.container()
     settings = lecture.place() or st.container(horizontal=True, gap="large")  # one block, where st.columns sent four
     pool = state.choice(_("Downsampling of long sentences"), "pool", POOLS, "max", container=settings,
                         widget="radio", horizontal=True, format_func=lambda p: _(POOL_NAMES[p]),
@@ -104,7 +103,7 @@ def view(page: Page) -> None:
                         help=_("Stretch each tile to its own min..max: shows the pattern of a nearly uniform head."))
     shown = special_tokens.switch(run, settings)
     mosaic = mosaic_for(run, tile, pool, auto, shown)
-    chart = st.container()
+    chart = st.container()  # the notices of the settings and sliders, then the mosaic: drawn once the sliders are read
     st.caption(describe(mosaic))
     shown.say()
 
@@ -113,7 +112,7 @@ def view(page: Page) -> None:
     controls = lecture.place() or left
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls)
-    with notices:
+    with chart:
         state.show_notices()
     left.page_link(link_to("heatmap"),
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),

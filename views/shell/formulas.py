@@ -7,18 +7,14 @@ page's formulas beside their matrices) was then a scrolling box that a keyboard 
 focus): axe-core's scrollable-region-focusable, 26 elements on 16 page views (bench/results/accessibility.md).
 KaTeX draws a formula as a row of inline blocks, one per part between top-level operators; with white-space: normal
 the row wraps between them, so the formula fits and nothing scrolls.
-"""
-import streamlit as st
 
+The CSS goes to the browser with the app's other page styles, in one element (app.py).
+"""
 # The padding takes a glyph's overhang past the last part of a line (a closing delimiter, an italic letter), which
 # would otherwise make the box scroll by a pixel or two.
-_CSS = """<style>
+CSS = """<style>
 .katex-display {padding-inline: 0.25em;}
 .katex-display > .katex, .katex-display > .katex > .katex-html {white-space: normal;}
 .katex-display > .katex > .katex-html > .base {margin: 0.1em 0;}
 </style>"""
 
-
-def style() -> None:
-    """The page's CSS for formulas (a style element only: Streamlit draws it without taking any room)."""
-    st.html(_CSS)

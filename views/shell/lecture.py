@@ -1,7 +1,7 @@
 """Lecture mode (?lecture=1, or the sidebar's toggle): each page's main chart first and whole on a 1280x720
 projector, with 20 px ticks; the page's controls in the sidebar.
 
-on() says whether it is on; toggle() draws the switch; style() the page's CSS (a slim header, no caption); controls()
+on() says whether it is on; toggle() draws the switch; css() is the page's CSS (a slim header, no caption); controls()
 gives a page the places for its controls: columns above the chart normally, the sidebar in lecture mode;
 figure() makes a chart's figure readable on a projector (viz.lecture).
 """
@@ -39,9 +39,9 @@ def toggle(container=None) -> bool:
                                "the page's controls here in the sidebar."))
 
 
-def style() -> None:
-    if on():
-        st.html(_CSS)
+def css() -> str:
+    """The page's CSS in lecture mode (a slim header, no caption); nothing otherwise."""
+    return _CSS if on() else ""
 
 
 def place():

@@ -34,6 +34,7 @@ if (!window.attnvizLoneSurrogates) {
 </script>"""
 
 
-def replace_in_the_browser() -> None:
-    """Draw the script in the sidebar, hidden: an element with nothing to show would still push the rest down."""
-    st.sidebar.html(_SCRIPT, unsafe_allow_javascript=True)
+def replace_in_the_browser(styles: str = "") -> None:
+    """Draw the script in the sidebar, hidden (an element with nothing to show would still push the rest down), with
+    the page's style elements: one element, where a separate st.html of each was one more message on every run."""
+    st.sidebar.html(_SCRIPT + styles, unsafe_allow_javascript=True)
