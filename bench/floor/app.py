@@ -15,6 +15,9 @@ ATTNVIZ_FLOOR_ALL_HEADS says what the all-heads page has: "controls" (the defaul
 as a plain Streamlit page, every control of it working (downsampling, tile size, colour range, special tokens, the
 link to the big view, the two downloads); "grid" every head and the chosen one, no settings; "one" the chosen head
 only (the floor's all-heads page before 2026-11-26).
+ATTNVIZ_FLOOR_SIDEBAR=app (the default) has the app's sidebar on every page, as plain widgets that each work (the
+language of the page's words, lecture mode, the model's pass, the charts' download format: bench/floor/sidebar.py);
+=none has no sidebar (the floor before 2026-11-26, later).
 """
 import streamlit as st
 

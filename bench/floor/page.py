@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+from sidebar import Settings, sidebar
 
 # As the app: Streamlit's chart theme replaces plotly's template, so it is not built and sent with each chart.
 pio.templates.default = None
@@ -66,13 +67,15 @@ def model(kind: str):
     return AutoTokenizer.from_pretrained(path, local_files_only=True), run
 
 
-def model_attentions(text: str) -> tuple[list[str], np.ndarray]:
-    """The model's word pieces and its (layers, heads, T, T) maps; one pass per new sentence in this session."""
+def model_attentions(text: str, kind: str) -> tuple[list[str], np.ndarray]:
+    """The word pieces and (layers, heads, T, T) maps of the model's pass `kind`; one pass per new sentence (or pass)
+    in this session."""
     held = st.session_state.get("_run")
-    if held is None or held[0] != text:
-        tokenizer, run = model(MODEL)
+    if held is None or held[0] != text or st.session_state.get("_run_kind") != kind:
+        tokenizer, run = model(kind)
         ids = tokenizer(text, truncation=True, max_length=512)["input_ids"]
         held = st.session_state["_run"] = (text, tokenizer.convert_ids_to_tokens(ids), run(ids))
+        st.session_state["_run_kind"] = kind
     return held[1], held[2]
 
 
@@ -85,19 +88,19 @@ def seeded(text: str, layer: int, head: int) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def attention(text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """Whitespace tokens and the seeded map of layer, head; with ATTNVIZ_FLOOR_MODEL, the model's word pieces and
-    attention map."""
-    if MODEL:
-        tokens, maps = model_attentions(text)
+def attention(text: str, layer: int, head: int, kind: str) -> tuple[list[str], np.ndarray]:
+    """Whitespace tokens and the seeded map of layer, head; with a model's pass (ATTNVIZ_FLOOR_MODEL, the sidebar's
+    choice), the model's word pieces and attention map."""
+    if kind:
+        tokens, maps = model_attentions(text, kind)
         return tokens, maps[layer, head]
     return text.split(), seeded(text, layer, head)
 
 
-def attentions(text: str) -> tuple[list[str], np.ndarray]:
+def attentions(text: str, kind: str) -> tuple[list[str], np.ndarray]:
     """The tokens and every (layers, heads, T, T) map, as attention() gives them one at a time."""
-    if MODEL:
-        return model_attentions(text)
+    if kind:
+        return model_attentions(text, kind)
     return text.split(), np.stack([[seeded(text, layer, head) for head in range(HEADS)] for layer in range(LAYERS)])
 
 
@@ -127,25 +130,25 @@ def in_range(high: int):
     return parse
 
 
-def head_view(text: str, files: bool = False) -> None:
+def head_view(text: str, s: Settings, files: bool = False) -> None:
     """The layer and head sliders, the chosen head's map; files: a link to it on the heatmap page, and downloads."""
     bound("layer", in_range(LAYERS - 1), 0)
     bound("head", in_range(HEADS - 1), 0)
-    st.slider("Layer", 0, LAYERS - 1, key="layer")
-    st.slider("Head", 0, HEADS - 1, key="head")
+    st.slider(s.t("Layer"), 0, LAYERS - 1, key="layer")
+    st.slider(s.t("Head"), 0, HEADS - 1, key="head")
     layer, head = written("layer"), written("head")
-    tokens, probs = attention(text, layer, head)
+    tokens, probs = attention(text, layer, head, s.kind)
     labels = [f"{i}:{t}" for i, t in enumerate(tokens)]  # unique: plotly merges equal categories
     if files:
         st.page_link("heatmap.py", label=f"Open layer {layer} head {head} in the big view",
                      query_params={"text": text, "layer": layer, "head": head})
     st.plotly_chart(go.Figure(go.Heatmap(z=probs, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis"),
-                              layout={"title": {"text": f"Layer {layer}, head {head}"},
-                                      "yaxis": {"autorange": "reversed"}}))
+                              layout=s.layout({"title": {"text": f"{s.t('Layer')} {layer}, {s.t('Head')} {head}"},
+                                               "yaxis": {"autorange": "reversed"}})), config=s.config)
     if files:
-        st.download_button("Download this map (CSV)", lambda: head_csv(probs, tokens),
+        st.download_button(s.t("Download this map (CSV)"), lambda: head_csv(probs, tokens),
                            file_name=f"attention_layer{layer}_head{head}.csv", mime="text/csv")
-        st.download_button("Download every map (NumPy .npz)", lambda: maps_npz(text),
+        st.download_button(s.t("Download every map (NumPy .npz)"), lambda: maps_npz(text, s.kind),
                            file_name="attention.npz", mime="application/octet-stream")
 
 
@@ -155,8 +158,8 @@ def head_csv(probs: np.ndarray, tokens: list[str]) -> str:
     return "\n".join(rows)
 
 
-def maps_npz(text: str) -> bytes:
-    tokens, maps = attentions(text)
+def maps_npz(text: str, kind: str) -> bytes:
+    tokens, maps = attentions(text, kind)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, attentions=maps, tokens=np.array(tokens))
     return buffer.getvalue()
@@ -195,11 +198,11 @@ def pooled(maps: np.ndarray, tile: int, pool: str) -> np.ndarray:
     return np.nanmax(blocks, axis=(3, 5)) if pool == "max-pool" else np.nanmean(blocks, axis=(3, 5))
 
 
-def all_heads_view(text: str, controls: bool) -> None:
+def all_heads_view(text: str, controls: bool, s: Settings) -> None:
     """Every head in one heatmap: the layers down, the heads across, one NaN row and column between two maps;
     controls: with the app's page's settings (they change the picture) and its caption."""
     pool, tile, auto, special = settings() if controls else ("max-pool", 64, False, "show")
-    tokens, maps = shown_maps(*attentions(text), special)
+    tokens, maps = shown_maps(*attentions(text, s.kind), special)
     maps = pooled(maps, tile, pool)
     if auto:
         low = maps.min(axis=(2, 3), keepdims=True)
@@ -208,24 +211,26 @@ def all_heads_view(text: str, controls: bool) -> None:
     tiles = np.pad(maps, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=np.nan)  # (layers, heads, T + 1, T + 1)
     grid = tiles.transpose(0, 2, 1, 3).reshape(LAYERS * (size + 1), HEADS * (size + 1))[:-1, :-1]
     centres = [i * (size + 1) + (size - 1) / 2 for i in range(max(LAYERS, HEADS))]
-    layout = {"title": {"text": "Every layer (down) and head (across)"}, "height": LAYERS * tile + 120,
+    layout = {"title": {"text": s.t("Every layer (down) and head (across)")}, "height": LAYERS * tile + 120,
               "xaxis": {"tickvals": centres[:HEADS], "ticktext": [f"H{h}" for h in range(HEADS)]},
               "yaxis": {"tickvals": centres[:LAYERS], "ticktext": [f"L{i}" for i in range(LAYERS)],
                         "autorange": "reversed", "scaleanchor": "x"}}
-    st.plotly_chart(go.Figure(go.Heatmap(z=grid, zmin=0, zmax=1, colorscale="Viridis"), layout=layout))
+    st.plotly_chart(go.Figure(go.Heatmap(z=grid, zmin=0, zmax=1, colorscale="Viridis"), layout=s.layout(layout)),
+                    config=s.config)
     if controls:
         st.caption(f"{len(tokens)} tokens · {LAYERS} layers × {HEADS} heads · tiles of {tile} px · "
                    f"{'each tile stretched to its own min..max' if auto else 'fixed 0..1'}")
 
 
 def page(title: str, all_heads: bool = False) -> None:
-    st.title(title)
+    s = sidebar(MODEL, bound, written)
+    st.title(s.t(title))
     bound("text", str, DEFAULT_TEXT)
-    st.text_area("Sentence", key="text")
+    st.text_area(s.t("Sentence"), key="text")
     text = written("text")
     if not text.split():
-        st.info("Type a sentence above.")
+        st.info(s.t("Type a sentence above."))
         return
     if all_heads and ALL_HEADS != "one":
-        all_heads_view(text, controls=ALL_HEADS == "controls")
-    (st.fragment(head_view) if FRAGMENT else head_view)(text, files=all_heads and ALL_HEADS == "controls")
+        all_heads_view(text, ALL_HEADS == "controls", s)
+    (st.fragment(head_view) if FRAGMENT else head_view)(text, s, files=all_heads and ALL_HEADS == "controls")

@@ -12,18 +12,21 @@ import torch
 from streamlit.testing.v1 import AppTest
 from transformers import AutoTokenizer, BertModel
 
-from harness.apptest import figures, plotly_array
+from harness.apptest import charts, figures, plotly_array
 from model.loading.sources import packaged_model_dir
 
 FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor"
 TEXT = "Attention is all you need, said the lecturer."
 
 
-def floor_page(monkeypatch, model: str) -> AppTest:
-    """The floor's heatmap page in a fresh session on ?text=TEXT&layer=2&head=5, with ATTNVIZ_FLOOR_MODEL=model."""
+def floor_page(monkeypatch, model: str, sidebar: str = "app") -> AppTest:
+    """The floor's heatmap page in a fresh session on ?text=TEXT&layer=2&head=5, with ATTNVIZ_FLOOR_MODEL=model and
+    ATTNVIZ_FLOOR_SIDEBAR=sidebar."""
     monkeypatch.setenv("ATTNVIZ_FLOOR_MODEL", model)
+    monkeypatch.setenv("ATTNVIZ_FLOOR_SIDEBAR", sidebar)
     monkeypatch.syspath_prepend(str(FLOOR))
     monkeypatch.delitem(sys.modules, "page", raising=False)  # page.py reads the variable when imported
+    monkeypatch.delitem(sys.modules, "sidebar", raising=False)
     at = AppTest.from_file(str(FLOOR / "heatmap.py"), default_timeout=120)
     at.query_params.update(text=TEXT, layer="2", head="5")
     return at.run()
@@ -70,6 +73,7 @@ def floor_all_heads(monkeypatch, mode: str, text: str = TEXT) -> tuple[AppTest, 
     monkeypatch.setenv("ATTNVIZ_FLOOR_ALL_HEADS", mode)
     monkeypatch.syspath_prepend(str(FLOOR))
     monkeypatch.delitem(sys.modules, "page", raising=False)  # page.py reads the variables when imported
+    monkeypatch.delitem(sys.modules, "sidebar", raising=False)
     # Run alone, the page has no navigation for its link to the heatmap page to name: the links it draws are kept
     links = []
     monkeypatch.setattr(st, "page_link", lambda page, **kwargs: links.append((page, kwargs)))
@@ -132,9 +136,9 @@ def test_the_floors_all_heads_controls_change_the_picture(monkeypatch):
     maps = tiles(plotly_array(figures(at)[0]["data"][0]["z"]), 24)  # in tiles of 32 px: 3 a cell
     np.testing.assert_array_equal(maps[1, 3, 0, 0], page.seeded(long_text, 1, 3)[:3, :3].max())
 
-    np.testing.assert_array_equal(page.attentions(TEXT)[1][2, 5], page.seeded(TEXT, 2, 5))
-    with np.load(io.BytesIO(page.maps_npz(TEXT))) as saved:
-        np.testing.assert_array_equal(saved["attentions"], page.attentions(TEXT)[1])
+    np.testing.assert_array_equal(page.attentions(TEXT, "")[1][2, 5], page.seeded(TEXT, 2, 5))
+    with np.load(io.BytesIO(page.maps_npz(TEXT, ""))) as saved:
+        np.testing.assert_array_equal(saved["attentions"], page.attentions(TEXT, "")[1])
     assert page.head_csv(page.seeded(TEXT, 2, 5), TEXT.split()).splitlines()[0] == "query \\ key," + ",".join(
         TEXT.split())
 
@@ -144,3 +148,36 @@ def test_the_floors_old_all_heads_page_is_one_map(monkeypatch):
     the older comparisons."""
     at, _ = floor_all_heads(monkeypatch, "one")
     assert len(figures(at)) == 1
+
+
+def test_the_floors_sidebar_controls_each_do_what_the_apps_do(monkeypatch):
+    """The app's sidebar as a plain page would write it: the page's words in Chinese, lecture mode's taller chart and
+    larger type, the charts' download format, and the model's other pass, each bound to the link."""
+    at = floor_page(monkeypatch, "hf")
+    labels, z = chart(at)
+    assert at.title[0].value == "Attention heatmap (floor)" and at.slider(key="layer").label == "Layer"
+
+    at.button_group(key="lang").set_value("zh").run()
+    assert at.title[0].value == "注意力热图（基线）" and at.slider(key="layer").label == "层"
+    assert at.query_params["lang"] == "zh"
+
+    at.toggle(key="lecture").set_value(True).run()
+    (shown,) = charts(at)
+    assert shown.figure["layout"]["height"] == 480 and shown.figure["layout"]["font"]["size"] == 20
+
+    assert shown.config["toImageButtonOptions"]["format"] == "png"
+    at.button_group(key="format").set_value("svg").run()
+    assert charts(at)[0].config["toImageButtonOptions"]["format"] == "svg"
+
+    held = at.session_state["_run"]
+    at.selectbox(key="model").set_value("compiled").run()  # the app's compiled pass of the same model
+    assert at.session_state["_run"] is not held and at.session_state["_run_kind"] == "compiled"
+    compiled_labels, compiled = chart(at)
+    assert compiled_labels == labels
+    np.testing.assert_allclose(compiled, z, atol=1e-5)
+
+
+def test_the_floor_without_a_sidebar(monkeypatch):
+    """ATTNVIZ_FLOOR_SIDEBAR=none: the floor as it was before, nothing in the sidebar."""
+    at = floor_page(monkeypatch, "", sidebar="none")
+    assert not at.sidebar.children and not at.get("button_group") and len(figures(at)) == 1
