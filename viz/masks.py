@@ -8,6 +8,7 @@ from viz import wire
 from viz.attention import axis_labels
 from viz.colours import DIVERGING
 from viz.labels import tick_angle
+from viz.spec import FigureSpec
 
 ALLOWED_COLOUR, BLOCKED_COLOUR = "#e8eef7", "#3b3b4f"
 DIFF_FLOOR = 0.01  # the colour range is at least ±this, so float noise (~1e-7) stays white
@@ -25,37 +26,48 @@ def blocked_from_additive(mask, T: int) -> np.ndarray:
     return is_blocked(m).any(axis=0)
 
 
-def _layout(fig: go.Figure, n: int, title: str, key_tokens) -> go.Figure:
+def _layout(n: int, title: str, key_tokens) -> dict:
     """The layout of viz.attention.attention_heatmap, so a mask and its attention line up side by side."""
     side = max(360, min(900, 22 * n + 160))
-    fig.update_layout(  # the title sits above the key labels and their axis title, not on them
-        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-        height=side + 80, margin={"l": 10, "r": 10, "t": 130, "b": 10},
-        xaxis={"title": _("key (attended to)"), "side": "top", "tickangle": tick_angle(key_tokens),
-               "type": "category"},
-        yaxis={"title": _("query (attending)"), "autorange": "reversed", "type": "category"},
-    )
-    return fig
+    return {  # the title sits above the key labels and their axis title, not on them
+        "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+        "height": side + 80, "margin": {"l": 10, "r": 10, "t": 130, "b": 10},
+        "xaxis": {"title": {"text": _("key (attended to)")}, "side": "top", "tickangle": tick_angle(key_tokens),
+                  "type": "category"},
+        "yaxis": {"title": {"text": _("query (attending)")}, "autorange": "reversed", "type": "category"},
+    }
 
 
 def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
-    """blocked (T, T) bool, True = the query (row) may not see the key (column); two colours, no in-between."""
+    """mask_spec as a plotly figure."""
+    return mask_spec(blocked, tokens, title).figure()
+
+
+def mask_spec(blocked, tokens, title: str = "") -> FigureSpec:
+    """blocked (T, T) bool, True = the query (row) may not see the key (column); two colours, no in-between. Plotly's
+    dicts (viz.spec), as masked_difference_spec: the masks page draws both on every rerun."""
     z = np.asarray(blocked, dtype=np.uint8)  # (T, T) 1 = blocked, 0 = allowed; one byte a cell on the wire
     if z.ndim != 2 or z.shape != (len(tokens), len(tokens)):
         raise ValueError(f"mask of shape {z.shape} does not fit {len(tokens)} tokens")
     labels = axis_labels(tokens)
     gap = 1 if len(tokens) <= 64 else 0
-    heat = go.Heatmap(
-        z=z, x=labels, y=labels, zmin=0.0, zmax=1.0, xgap=gap, ygap=gap,
-        colorscale=[[0.0, ALLOWED_COLOUR], [0.5, ALLOWED_COLOUR], [0.5, BLOCKED_COLOUR], [1.0, BLOCKED_COLOUR]],
-        colorbar={"tickvals": [0.25, 0.75], "ticktext": [_("allowed: + 0"), _("blocked: + −∞")], "len": 0.4},
-        hovertemplate=_("query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>"),
-    )
-    return _layout(go.Figure(heat), len(tokens), title, tokens)
+    heat = {
+        "type": "heatmap", "z": z, "x": labels, "y": labels, "zmin": 0.0, "zmax": 1.0, "xgap": gap, "ygap": gap,
+        "colorscale": [[0.0, ALLOWED_COLOUR], [0.5, ALLOWED_COLOUR], [0.5, BLOCKED_COLOUR], [1.0, BLOCKED_COLOUR]],
+        "colorbar": {"tickvals": [0.25, 0.75], "ticktext": [_("allowed: + 0"), _("blocked: + −∞")], "len": 0.4},
+        "hovertemplate": _("query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>"),
+    }
+    return FigureSpec([heat], _layout(len(tokens), title, tokens))
 
 
 def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,
                        exact_cells: int = wire.EXACT_CELLS) -> go.Figure:
+    """masked_difference_spec as a plotly figure."""
+    return masked_difference_spec(diff, query_tokens, key_tokens, title, floor, exact_cells).figure()
+
+
+def masked_difference_spec(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,
+                           exact_cells: int = wire.EXACT_CELLS) -> FigureSpec:
     """diff (L, S) = masked minus unmasked probabilities; diverging colours centred at 0, range ±max(|diff|, floor).
 
     NaN cells (no unmasked counterpart) are gaps. A map of more than `exact_cells` cells is marked to travel as
@@ -65,11 +77,10 @@ def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: f
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"diff of shape {z.shape} does not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
     limit = max(float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0, floor)
-    heat = go.Heatmap(
-        z=z, x=axis_labels(key_tokens), y=axis_labels(query_tokens), colorscale=DIVERGING, hoverongaps=False,
-        colorbar={"title": {"text": "Δp"}}, zmin=-limit, zmax=limit,
-        hovertemplate=_("query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>"),
+    heat = {
+        "type": "heatmap", "z": z, "x": axis_labels(key_tokens), "y": axis_labels(query_tokens),
+        "colorscale": DIVERGING, "hoverongaps": False, "colorbar": {"title": {"text": "Δp"}}, "zmin": -limit,
+        "zmax": limit, "hovertemplate": _("query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>"),
         **(wire.units_marker(signed=True) if wire.quantized(z, exact_cells) else {}),
-    )
-    fig = _layout(go.Figure(heat), max(z.shape), title, key_tokens)
-    return fig
+    }
+    return FigureSpec([heat], _layout(max(z.shape), title, key_tokens))

@@ -12,6 +12,7 @@ import pytest
 from model.stats import Shape
 from viz.architecture import cost_bars_spec, module_costs
 from viz.attention import attention_heatmap, heatmap_spec
+from viz.masks import mask_spec, masked_difference_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
 from viz.positional import curves_figure, similarity_heatmap, table_heatmap
@@ -56,6 +57,10 @@ SPECS = {
                                              title="PE", limit=None),
     "similarity of positions": lambda: similarity_heatmap(RNG.normal(size=(5, 8)), np.arange(5), cosine=True),
     "sin/cos curves": lambda: curves_figure(RNG.normal(size=(9, 8)), [0, 1, 6], 8, 10000.0, title="waves"),
+    "mask": lambda: mask_spec(np.triu(np.ones((5, 5), bool), 1), ["<b>", "a", "a", "&", "我"], title="causal"),
+    "masked minus unmasked": lambda: masked_difference_spec(BLOCKED - PROBS, list("abcde"), list("vwxyzab"), "Δ"),
+    "masked minus unmasked, as units": lambda: masked_difference_spec(BLOCKED - PROBS, list("abcde"), list("vwxyzab"),
+                                                                      exact_cells=1),
     "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,

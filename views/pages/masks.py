@@ -16,7 +16,7 @@ from views.widgets import downloads, state
 from views.widgets.pickers import first_head
 from viz.attention import heatmap_spec
 from viz.labels import token_label
-from viz.masks import blocked_from_additive, difference_heatmap, mask_heatmap
+from viz.masks import blocked_from_additive, mask_spec, masked_difference_spec
 
 KIND_LABELS = {NO_MASK: N_("None"), CAUSAL: N_("Causal"), PADDING: N_("Padding"), CUSTOM: N_("Custom"),
                CAUSAL_PADDING: N_("Causal + padding")}
@@ -161,7 +161,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
 
     left, right = lecture.charts_row(2)
     if big_map in ("all", "mask"):
-        show_chart(mask_heatmap(blocked, run.tokens, title=_("Mask: {kind}").format(kind=_(KIND_LABELS[mask.kind]))),
+        show_chart(mask_spec(blocked, run.tokens, title=_("Mask: {kind}").format(kind=_(KIND_LABELS[mask.kind]))),
                    key="mask",
                    container=left)
     left.caption(_("{blocked} of {cells} cells blocked · dark = the query (row) may not see the key (column).").format(
@@ -174,7 +174,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
         right.caption(_("Blocked cells are gaps; each row still sums to 1 over the keys it may see."))
         left, right = lecture.charts_row(2)
     if big_map in ("all", "difference"):
-        show_chart(difference_heatmap(diff, run.tokens, run.tokens, title=_("Masked minus unmasked attention")),
+        show_chart(masked_difference_spec(diff, run.tokens, run.tokens, title=_("Masked minus unmasked attention")),
                    key="difference", container=right)
         explain_difference(left, diff, T, Tm, run.tokens[-1])
     st.caption(_("{Tm} tokens ({T} from the sentence) · {layers} layers × {heads} heads · {model}").format(
