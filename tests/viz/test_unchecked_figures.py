@@ -16,6 +16,7 @@ from viz.masks import mask_spec, masked_difference_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
 from viz.positional import curves_figure, similarity_heatmap, table_heatmap
+from viz.rollout import saliency_bars
 from viz.softmax import probability_bars, score_bars
 from viz.spec import FigureSpec
 
@@ -61,6 +62,7 @@ SPECS = {
     "masked minus unmasked": lambda: masked_difference_spec(BLOCKED - PROBS, list("abcde"), list("vwxyzab"), "Δ"),
     "masked minus unmasked, as units": lambda: masked_difference_spec(BLOCKED - PROBS, list("abcde"), list("vwxyzab"),
                                                                       exact_cells=1),
+    "saliency": lambda: saliency_bars([0.5, -0.2, 0.0], [0.5, 0.2, 0.1], ["<b>", "a", "a"], "gradient × input"),
     "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,
