@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import _
+from viz.spec import FigureSpec
 
 MAX_SEGMENTS = 6000  # lines in the figure, whatever the length (about 150 KB on the wire)
 MIN_WEIGHT = 0.02  # a weight below this is not drawn (invisible at its opacity anyway)
@@ -52,11 +53,22 @@ def _segments(queries, keys) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lines_figure(tokens, drawn: dict, query: int | None, title: str) -> go.Figure:
+    """lines_spec as a plotly figure."""
+    return lines_spec(tokens, drawn, query, title).figure()
+
+
+def lines_spec(tokens, drawn: dict, query: int | None, title: str) -> FigureSpec:
     """The two columns of tokens and the lines; the selected query's lines bright and its label red, the others
-    faint."""
+    faint. Plotly's dicts (viz.spec): up to 12 heads x 8 bands of lines, each a trace, which as checked go.Scatters
+    took 75 ms a rerun."""
     t = len(tokens)
     labels = [html.escape(str(tok), quote=False) for tok in tokens]
-    fig = go.Figure()
+    traces = []
+
+    def line(x, y, colour: str, width: float, opacity: float) -> dict:
+        return {"type": "scatter", "x": x, "y": y, "mode": "lines", "line": {"color": colour, "width": width},
+                "opacity": opacity, "hoverinfo": "skip", "showlegend": False}
+
     for h, (queries, keys, weights) in drawn.items():
         colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
         band = np.minimum((weights * BANDS).astype(int), BANDS - 1)
@@ -65,32 +77,30 @@ def lines_figure(tokens, drawn: dict, query: int | None, title: str) -> go.Figur
             if query is not None:
                 chosen &= queries != query  # the selected query's own lines are drawn on top, below
             if chosen.any():
-                x, y = _segments(queries[chosen], keys[chosen])
                 fade = 0.15 if query is not None else 1.0
-                fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colour, "width": 1.5},
-                                         opacity=fade * (b + 1) / BANDS, hoverinfo="skip", showlegend=False))
+                traces.append(line(*_segments(queries[chosen], keys[chosen]), colour, 1.5, fade * (b + 1) / BANDS))
         if query is not None and (queries == query).any():
             mine = queries == query
             for q, kk, w in zip(queries[mine], keys[mine], weights[mine]):
-                fig.add_trace(go.Scatter(x=np.array([0.0, 1.0], dtype=np.float32), y=np.array([q, kk], np.float32),
-                                         mode="lines", line={"color": colour, "width": 3},
-                                         opacity=float(max(0.25, w)), hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line={"color": colour, "width": 4},
-                                 name=_("head {head}").format(head=h)))
+                traces.append(line(np.array([0.0, 1.0], dtype=np.float32), np.array([q, kk], np.float32), colour, 3,
+                                   float(max(0.25, w))))
+        traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines",
+                       "line": {"color": colour, "width": 4}, "name": _("head {head}").format(head=h)})
     ys = np.arange(t, dtype=np.float32)
     # the tokens as text beside the columns' dots (marked token_column: thinned in lecture mode, viz/lecture.py);
     # not as the y axes' tick labels, which plotly takes 20 times longer to draw (5.8 s against 0.12-0.17 s at 512)
     for side, anchor in ((0.0, "left"), (1.0, "right")):
         colours = ["#d62728" if side == 0.0 and i == query else "#333333" for i in range(t)]
-        fig.add_trace(go.Scatter(
-            x=np.full(t, side, dtype=np.float32), y=ys, mode="markers+text", text=labels,
-            textposition="middle left" if anchor == "left" else "middle right", marker={"size": 7, "color": colours},
-            textfont={"color": colours}, showlegend=False, meta={"token_column": True},
-            hovertemplate=(_("query %{text}: click to select") if side == 0.0 else _("key %{text}")) +
-            "<extra></extra>"))
-    fig.update_layout(title={"text": title, "font": {"size": 14}}, height=int(min(8200, max(420, 18 * t + 120))),
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select", dragmode=False,
-                      xaxis={"range": [-0.8, 1.8], "visible": False, "fixedrange": True},
-                      yaxis={"range": [t - 0.5, -0.5], "visible": False, "fixedrange": True},
-                      legend={"orientation": "h", "y": 0, "yanchor": "top", "x": 0})
-    return fig
+        traces.append({
+            "type": "scatter", "x": np.full(t, side, dtype=np.float32), "y": ys, "mode": "markers+text",
+            "text": labels, "textposition": "middle left" if anchor == "left" else "middle right",
+            "marker": {"size": 7, "color": colours}, "textfont": {"color": colours}, "showlegend": False,
+            "meta": {"token_column": True},
+            "hovertemplate": (_("query %{text}: click to select") if side == 0.0 else _("key %{text}")) +
+            "<extra></extra>"})
+    layout = {"title": {"text": title, "font": {"size": 14}}, "height": int(min(8200, max(420, 18 * t + 120))),
+              "margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "clickmode": "event+select", "dragmode": False,
+              "xaxis": {"range": [-0.8, 1.8], "visible": False, "fixedrange": True},
+              "yaxis": {"range": [t - 0.5, -0.5], "visible": False, "fixedrange": True},
+              "legend": {"orientation": "h", "y": 0, "yanchor": "top", "x": 0}}
+    return FigureSpec(traces, layout)

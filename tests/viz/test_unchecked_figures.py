@@ -12,6 +12,7 @@ import pytest
 from model.stats import Shape
 from viz.architecture import cost_bars_spec, module_costs
 from viz.attention import attention_heatmap, heatmap_spec
+from viz.lines import lines_of, lines_spec
 from viz.masks import mask_spec, masked_difference_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
@@ -63,6 +64,8 @@ SPECS = {
     "masked minus unmasked, as units": lambda: masked_difference_spec(BLOCKED - PROBS, list("abcde"), list("vwxyzab"),
                                                                       exact_cells=1),
     "saliency": lambda: saliency_bars([0.5, -0.2, 0.0], [0.5, 0.2, 0.1], ["<b>", "a", "a"], "gradient × input"),
+    "lines": lambda: lines_spec(["<b>", "a", "a", "&", "我"], lines_of(ATTN[0, :, :5, :5], [0, 2])[0], None, "L0"),
+    "lines, a query selected": lambda: lines_spec(list("abcde"), lines_of(ATTN[1, :, :5, :5], [1, 3])[0], 2, "L1"),
     "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,

@@ -16,7 +16,7 @@ from views.widgets.pickers import first_head
 from viz.attention import heatmap_spec
 from viz.compare import outlined
 from viz.labels import long_text_labels, token_label
-from viz.lines import MIN_WEIGHT, lines_figure, lines_of
+from viz.lines import MIN_WEIGHT, lines_of, lines_spec
 
 TOKENS_CURVE = -2  # the left column of tokens is the figure's second trace from the end
 
@@ -70,9 +70,9 @@ def view(page: Page) -> None:
     title = ngettext("Layer {layer}: {n} head, query {token} selected", "Layer {layer}: {n} heads, query {token} "
                      "selected", len(heads)).format(
         layer=layer, n=len(heads), token=html.escape(token_label(tokens, query), quote=False))
-    figure = lines_figure(labels, drawn, query, title)
+    figure = lines_spec(labels, drawn, query, title)
     chart, beside = lecture.charts_row(2)
-    show_chart(figure, key="lines", container=chart, on_click=functools.partial(pick_query, len(figure.data), t))
+    show_chart(figure, key="lines", container=chart, on_click=functools.partial(pick_query, len(figure.parts()[0]), t))
     chart.caption(_("Lines: for each query and head, its {k} strongest keys with a weight of at least {w}; they carry "
                     "{share} of these heads' attention. Click a token on the left to select it.").format(
         k=k, w=MIN_WEIGHT, share=f"{share:.0%}"))
