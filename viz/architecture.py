@@ -3,18 +3,16 @@
 Pure: a model.stats.Shape or a recorded trace in, tables (pandas) and plotly figures out.
 Counts are for a batch of one sentence (b = 1); a multiply-add is 2 FLOPs, as in model/stats.py.
 """
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from locales import N_, _
 from model import stats
 from viz.colours import NEGATIVE, POSITIVE
-from viz.spec import FigureSpec
+from viz.spec import FigureSpec, subplots_layout
 
 
 @dataclass(frozen=True)
@@ -117,12 +115,13 @@ def cost_bars(costs: list[ModuleCost], title: str = "") -> go.Figure:
 
 def cost_bars_spec(costs: list[ModuleCost], title: str = "") -> FigureSpec:
     """Parameters and FLOPs per module, side by side, as horizontal bars: plotly's dicts (viz.spec), on the axes
-    make_subplots lays out (built once per language: make_subplots and the checked bars took 10 ms a chart, and the
+    make_subplots lays out (viz.spec.subplots_layout: make_subplots and the checked bars took 10 ms a chart, and the
     architecture page draws two on every move of a slider)."""
     names = [_(c.module) for c in costs]
     params = np.array([c.params for c in costs], dtype=np.float64)
     flops = np.array([c.flops for c in costs], dtype=np.float64)
-    layout = dict(_two_columns(_("parameters"), _("FLOPs, one forward pass")))
+    layout = subplots_layout(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                             subplot_titles=(_("parameters"), _("FLOPs, one forward pass")))
     bars = []
     for axis, values, colour, what, hover in (
             ("", params, PARAMS_COLOUR, _("parameters"), _("%{y}<br>parameters: %{x:,}")),
@@ -134,16 +133,6 @@ def cost_bars_spec(costs: list[ModuleCost], title: str = "") -> FigureSpec:
     layout.update(title={"text": title}, showlegend=False, height=90 + 34 * len(costs),
                   margin={"l": 10, "r": 30, "t": 60 if title else 40, "b": 10})
     return FigureSpec(bars, layout)
-
-
-@functools.lru_cache(maxsize=8)
-def _two_columns(left: str, right: str) -> dict:
-    """The layout make_subplots gives two columns of bars sharing their y axis, titled left and right (without the
-    template, which FigureSpec adds). Shared: copy what you change."""
-    layout = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                           subplot_titles=(left, right)).to_dict()["layout"]
-    layout.pop("template", None)
-    return layout
 
 
 def _dims(shape) -> str:

@@ -3,6 +3,7 @@ the same figure to the browser as the same figure checked: Streamlit's st.plotly
 the figure's to_dict(), and plotly's check (what go.Figure(dict) does) would change any property not already in
 its final form."""
 import json
+import types
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,17 +12,22 @@ import pytest
 
 from model.stats import Shape
 from viz.architecture import cost_bars_spec, module_costs
+from viz.atlas import grid_figure, shares_figure
 from viz.attention import attention_heatmap, heatmap_spec
 from viz.lines import lines_of, lines_spec
 from viz.masks import mask_spec, masked_difference_spec
 from viz.matrix import matrix_spec
 from viz.mosaic import build_mosaic, mosaic_spec
+from viz.neurons import neuron_figure, query_figure
 from viz.positional import curves_figure, similarity_heatmap, table_heatmap
 from viz.rollout import saliency_bars
 from viz.softmax import probability_bars, score_bars
 from viz.spec import FigureSpec
 
 RNG = np.random.default_rng(0)
+NEURONS = types.SimpleNamespace(k=RNG.normal(size=(5, 8)), product=RNG.normal(size=(5, 8)), dot=RNG.normal(size=5),
+                                scaled=RNG.normal(size=5), mask=np.array([0, 0, 0, -np.inf, 0]),
+                                probs=RNG.dirichlet(np.ones(5)), scale=0.3536, q=RNG.normal(size=8))
 PROBS = RNG.dirichlet(np.ones(7), size=5).astype(np.float32)  # (5 queries, 7 keys)
 BLOCKED = np.where(np.tri(5, 7, dtype=bool), PROBS, np.nan)
 ATTN = RNG.dirichlet(np.ones(9), size=(3, 4, 9)).astype(np.float32)  # (layers, heads, T, T)
@@ -66,6 +72,10 @@ SPECS = {
     "saliency": lambda: saliency_bars([0.5, -0.2, 0.0], [0.5, 0.2, 0.1], ["<b>", "a", "a"], "gradient × input"),
     "lines": lambda: lines_spec(["<b>", "a", "a", "&", "我"], lines_of(ATTN[0, :, :5, :5], [0, 2])[0], None, "L0"),
     "lines, a query selected": lambda: lines_spec(list("abcde"), lines_of(ATTN[1, :, :5, :5], [1, 3])[0], 2, "L1"),
+    "neuron view": lambda: neuron_figure(NEURONS, ["<b>", "a", "a", "&", "我"], np.arange(5), "query a"),
+    "the query's vector": lambda: query_figure(NEURONS.q, "q"),
+    "head atlas grid": lambda: grid_figure(np.where(np.eye(3, 4) > 0, np.nan, RNG.random((3, 4))), "entropy", 2.0),
+    "special tokens' shares": lambda: shares_figure({"[CLS]": RNG.random((3, 4)), "[SEP]": RNG.random((3, 4))}, "s"),
     "cost bars": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 2, False, "sinusoidal",
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,
