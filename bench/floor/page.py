@@ -1,5 +1,5 @@
-"""One floor page: a text area bound to ?text=, sliders bound to ?layer= and ?head=, one heatmap (of no model, or
-of a real one with ATTNVIZ_FLOOR_MODEL)."""
+"""One floor page: the app's sidebar as plain widgets (bench/floor/sidebar.py), a text area bound to ?text=, sliders
+bound to ?layer= and ?head=, one heatmap (of no model, or of a real one with ATTNVIZ_FLOOR_MODEL)."""
 import io
 import os
 import sys
