@@ -52,8 +52,6 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
     A map of more than `exact_cells` cells is marked to travel as ten-thousandths (see viz.wire). keys, queries: the
     axes' titles (plain text: escaped here; by default "key (attended to)" and "query (attending)"); key_angle: the
     key labels' slant (None: upright for Chinese characters, else slanted: viz.labels.tick_angle)."""
-    keys = _("key (attended to)") if keys is None else keys
-    queries = _("query (attending)") if queries is None else queries
     z = np.asarray(probs, dtype=np.float32)
     if z.ndim != 2 or z.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"probs of shape {z.shape} do not fit {len(query_tokens)} queries x {len(key_tokens)} keys")
@@ -66,9 +64,22 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
         heat.update(wire.units_marker(signed=False))
     if not auto_range:
         heat.update(zmin=0.0, zmax=1.0)
-    side = max(360, min(900, 22 * max(z.shape) + 160))
-    bottom = 34 if note else 10
-    layout = {
+    layout = map_layout(max(z.shape), title, key_tokens, keys, queries, key_angle, bottom=34 if note else 10)
+    if note:
+        layout["annotations"] = [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
+                                  "xanchor": "left", "yanchor": "top", "yshift": -10, "font": {"size": 13}}]
+    return FigureSpec([heat], layout)
+
+
+def map_layout(size: int, title: str, key_tokens, keys: str | None = None, queries: str | None = None,
+               key_angle: int | None = None, bottom: int = 10) -> dict:
+    """The layout of a query x key map of `size` tokens a side (heatmap_spec's, the masks page's maps'), so that maps
+    drawn side by side line up: keys across the top, queries down; keys, queries: the axes' titles (plain text,
+    escaped here); key_angle: the key labels' slant (None: viz.labels.tick_angle); bottom: the bottom margin."""
+    keys = _("key (attended to)") if keys is None else keys
+    queries = _("query (attending)") if queries is None else queries
+    side = max(360, min(900, 22 * size + 160))
+    return {
         # the title sits above the key labels and their axis title, not on them
         "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         "height": side + 70 + bottom, "margin": {"l": 10, "r": 10, "t": 130, "b": bottom},
@@ -77,7 +88,3 @@ def heatmap_spec(probs, query_tokens, key_tokens, title: str = "", auto_range: b
                   "type": "category"},
         "yaxis": {"title": {"text": html.escape(queries, quote=False)}, "autorange": "reversed", "type": "category"},
     }
-    if note:
-        layout["annotations"] = [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
-                                  "xanchor": "left", "yanchor": "top", "yshift": -10, "font": {"size": 13}}]
-    return FigureSpec([heat], layout)

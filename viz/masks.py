@@ -5,9 +5,8 @@ import plotly.graph_objects as go
 from locales import _
 from model.masks import is_blocked
 from viz import wire
-from viz.attention import axis_labels
+from viz.attention import axis_labels, map_layout
 from viz.colours import DIVERGING
-from viz.labels import tick_angle
 from viz.spec import FigureSpec
 
 ALLOWED_COLOUR, BLOCKED_COLOUR = "#e8eef7", "#3b3b4f"
@@ -24,18 +23,6 @@ def blocked_from_additive(mask, T: int) -> np.ndarray:
     m = np.asarray(mask, dtype=np.float32)
     m = np.broadcast_to(m, m.shape[:-2] + (T, T)).reshape(-1, T, T)  # (n, T, T)
     return is_blocked(m).any(axis=0)
-
-
-def _layout(n: int, title: str, key_tokens) -> dict:
-    """The layout of viz.attention.attention_heatmap, so a mask and its attention line up side by side."""
-    side = max(360, min(900, 22 * n + 160))
-    return {  # the title sits above the key labels and their axis title, not on them
-        "title": {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
-        "height": side + 80, "margin": {"l": 10, "r": 10, "t": 130, "b": 10},
-        "xaxis": {"title": {"text": _("key (attended to)")}, "side": "top", "tickangle": tick_angle(key_tokens),
-                  "type": "category"},
-        "yaxis": {"title": {"text": _("query (attending)")}, "autorange": "reversed", "type": "category"},
-    }
 
 
 def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
@@ -57,7 +44,7 @@ def mask_spec(blocked, tokens, title: str = "") -> FigureSpec:
         "colorbar": {"tickvals": [0.25, 0.75], "ticktext": [_("allowed: + 0"), _("blocked: + −∞")], "len": 0.4},
         "hovertemplate": _("query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>"),
     }
-    return FigureSpec([heat], _layout(len(tokens), title, tokens))
+    return FigureSpec([heat], map_layout(len(tokens), title, tokens))
 
 
 def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,
@@ -83,4 +70,4 @@ def masked_difference_spec(diff, query_tokens, key_tokens, title: str = "", floo
         "zmax": limit, "hovertemplate": _("query: %{y}<br>key: %{x}<br>Δp = %{z:+.4f}<extra></extra>"),
         **(wire.units_marker(signed=True) if wire.quantized(z, exact_cells) else {}),
     }
-    return FigureSpec([heat], _layout(max(z.shape), title, key_tokens))
+    return FigureSpec([heat], map_layout(max(z.shape), title, key_tokens))
