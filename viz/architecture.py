@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from locales import N_, _
 from model import stats
@@ -19,7 +18,7 @@ from viz.spec import FigureSpec, subplots_layout
 class ModuleCost:
     """One kind of module: how many the model has, and what each one costs."""
 
-    module: str  # English, marked with N_(): translated where shown (cost_table, cost_bars, the formulas)
+    module: str  # English, marked with N_(): translated where shown (cost_table, cost_bars_spec, the formulas)
     count: int
     params_each: int
     flops_each: int  # matmul FLOPs of one forward pass (lookups and norms: 0)
@@ -106,11 +105,6 @@ def human(n: float) -> str:
 # viz.colours' blue and orange: dark enough for the white number plotly writes inside a bar, 5.9:1 and 4.9:1 (plotly's
 # #636efa and #ef553b: 4.1:1 and 3.5:1)
 PARAMS_COLOUR, FLOPS_COLOUR = NEGATIVE, POSITIVE
-
-
-def cost_bars(costs: list[ModuleCost], title: str = "") -> go.Figure:
-    """cost_bars_spec as a plotly figure."""
-    return cost_bars_spec(costs, title).figure()
 
 
 def cost_bars_spec(costs: list[ModuleCost], title: str = "") -> FigureSpec:

@@ -7,7 +7,6 @@ travel as float32 arrays (a NaN between two segments), one trace per head and op
 import html
 
 import numpy as np
-import plotly.graph_objects as go
 
 from locales import _
 from viz.spec import FigureSpec
@@ -50,11 +49,6 @@ def _segments(queries, keys) -> tuple[np.ndarray, np.ndarray]:
     y = np.empty(3 * n, dtype=np.float32)
     y[0::3], y[1::3], y[2::3] = queries, keys, np.nan
     return x, y
-
-
-def lines_figure(tokens, drawn: dict, query: int | None, title: str) -> go.Figure:
-    """lines_spec as a plotly figure."""
-    return lines_spec(tokens, drawn, query, title).figure()
 
 
 def lines_spec(tokens, drawn: dict, query: int | None, title: str) -> FigureSpec:

@@ -1,6 +1,5 @@
 """Mask figures: which keys each query may see, and how the mask moves the attention."""
 import numpy as np
-import plotly.graph_objects as go
 
 from locales import _
 from model.masks import is_blocked
@@ -25,11 +24,6 @@ def blocked_from_additive(mask, T: int) -> np.ndarray:
     return is_blocked(m).any(axis=0)
 
 
-def mask_heatmap(blocked, tokens, title: str = "") -> go.Figure:
-    """mask_spec as a plotly figure."""
-    return mask_spec(blocked, tokens, title).figure()
-
-
 def mask_spec(blocked, tokens, title: str = "") -> FigureSpec:
     """blocked (T, T) bool, True = the query (row) may not see the key (column); two colours, no in-between. Plotly's
     dicts (viz.spec), as masked_difference_spec: the masks page draws both on every rerun."""
@@ -45,12 +39,6 @@ def mask_spec(blocked, tokens, title: str = "") -> FigureSpec:
         "hovertemplate": _("query: %{y}<br>key: %{x}<br>blocked: %{z}<extra></extra>"),
     }
     return FigureSpec([heat], map_layout(len(tokens), title, tokens))
-
-
-def difference_heatmap(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,
-                       exact_cells: int = wire.EXACT_CELLS) -> go.Figure:
-    """masked_difference_spec as a plotly figure."""
-    return masked_difference_spec(diff, query_tokens, key_tokens, title, floor, exact_cells).figure()
 
 
 def masked_difference_spec(diff, query_tokens, key_tokens, title: str = "", floor: float = DIFF_FLOOR,

@@ -1,6 +1,5 @@
 """A generic matrix heatmap for the step-by-step walk: tokens down, tokens or dimensions across."""
 import numpy as np
-import plotly.graph_objects as go
 
 from locales import _
 from viz import wire
@@ -30,14 +29,6 @@ def signed_limit(z: np.ndarray, percentile: float = 99.0) -> float:
         return 1.0
     limit = float(np.percentile(finite, percentile)) if percentile < 100 else float(finite.max())
     return limit or float(finite.max()) or 1.0
-
-
-def matrix_heatmap(values, row_labels, col_labels=None, title: str = "", kind: str = "signed", col_offset: int = 0,
-                   highlight: tuple[int, int] | None = None, percentile: float = 99.0,
-                   exact_cells: int = wire.EXACT_CELLS) -> go.Figure:
-    """matrix_spec as a plotly figure."""
-    return matrix_spec(values, row_labels, col_labels, title, kind, col_offset, highlight, percentile,
-                       exact_cells).figure()
 
 
 def matrix_spec(values, row_labels, col_labels=None, title: str = "", kind: str = "signed", col_offset: int = 0,

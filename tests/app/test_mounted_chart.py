@@ -12,7 +12,7 @@ from views.charts import mounted
 from views.charts.mounted import COMPONENT
 from views.charts.payload import pack, received, unpacked
 from viz.attention import CHART_CONFIG, heatmap_spec
-from viz.masks import difference_heatmap
+from viz.masks import masked_difference_spec
 
 
 def test_a_payload_gives_back_the_figure_and_config_it_was_made_of():
@@ -30,8 +30,9 @@ def test_a_big_map_travels_as_ten_thousandths_and_is_drawn_as_its_values():
     probs = rng.dirichlet(np.ones(300), size=300)
     probs[0, 1] = np.nan  # a blocked cell
     diff = rng.uniform(-1, 1, (300, 300))
+    # a FigureSpec, a go.Figure
     for figure, values, dtype in ((heatmap_spec(probs, tokens, tokens, title="big"), probs, "u2"),
-                                  (difference_heatmap(diff, tokens, tokens), diff, "i2")):  # a FigureSpec, a go.Figure
+                                  (masked_difference_spec(diff, tokens, tokens).figure(), diff, "i2")):
         payload = pack(figure.to_dict(), CHART_CONFIG)
         sent = unpacked(payload)["figure"]["data"][0]["z"]
         assert (sent["dtype"], sent["units"], sent["shape"]) == (dtype, 10_000, "300,300")

@@ -8,7 +8,7 @@ import torch
 from model import TextConfig, TextEncoder
 from model.bert import BertConfig
 from model.stats import Shape, flops, param_counts
-from viz.architecture import cost_bars, cost_table, human, module_costs, plain, shape_steps
+from viz.architecture import cost_bars_spec, cost_table, human, module_costs, plain, shape_steps
 
 SHAPES = {
     "random encoder": Shape.from_text_encoder(30522, 128, 512, 2, False, "sinusoidal", 512),
@@ -70,7 +70,7 @@ def test_table_has_a_total_row():
 
 def test_bars_show_parameters_and_flops_per_module():
     costs = module_costs(SHAPES["random encoder"], 14)
-    fig = cost_bars(costs, title="random")
+    fig = cost_bars_spec(costs, title="random").figure()
     params, flop_bars = fig.data
     assert list(params.y) == list(flop_bars.y) == [c.module for c in costs]
     np.testing.assert_array_equal(params.x, [c.params for c in costs])

@@ -9,8 +9,8 @@ from viz.colours import DIVERGING, NEGATIVE, POSITIVE
 from viz.compare import difference_spec
 from viz.embeddings import cosine_figure
 from viz.forcing import COLOURS
-from viz.masks import difference_heatmap
-from viz.matrix import matrix_heatmap
+from viz.masks import masked_difference_spec
+from viz.matrix import matrix_spec
 from viz.positional import similarity_heatmap, table_heatmap
 
 DEFICIENCIES = {
@@ -71,8 +71,8 @@ def test_the_forcing_grids_right_wrong_and_own_words_look_different(deficiency):
 def test_every_signed_map_uses_the_diverging_scale():
     z = np.array([[0.5, -0.2], [0.1, 0.0]])
     figures = [difference_spec(z, ["a", "b"], ["a", "b"], "B − A").figure(),
-               difference_heatmap(z, ["a", "b"], ["a", "b"]), cosine_figure(z, ["one", "two"], "cos"),
-               matrix_heatmap(z, ["a", "b"]), table_heatmap(z, [0, 1], [0, 1]).figure(),
+               masked_difference_spec(z, ["a", "b"], ["a", "b"]).figure(), cosine_figure(z, ["one", "two"], "cos"),
+               matrix_spec(z, ["a", "b"]).figure(), table_heatmap(z, [0, 1], [0, 1]).figure(),
                similarity_heatmap(z, [0, 1]).figure()]
     expected = [[p, c] for p, c in DIVERGING]
     for figure in figures:

@@ -5,7 +5,7 @@ import numpy as np
 from model.printable import visible
 from viz.attention import axis_labels, heatmap_spec
 from viz.labels import SLANTED, tick_angle, width
-from viz.masks import difference_heatmap, mask_heatmap
+from viz.masks import mask_spec, masked_difference_spec
 
 CHINESE, WORDS = list("我有一只猫"), ["the", "cat", "sat", "on", "it"]
 
@@ -21,8 +21,8 @@ def test_every_map_of_keys_chooses_its_angle_from_its_labels():
     square = np.full((5, 5), 0.2)
     for keys, angle in ((CHINESE, 0), (WORDS, SLANTED)):
         assert heatmap_spec(square, WORDS, keys).figure().layout.xaxis.tickangle == angle
-        assert mask_heatmap(np.zeros((5, 5), bool), keys).layout.xaxis.tickangle == angle
-        assert difference_heatmap(square, WORDS, keys).layout.xaxis.tickangle == angle
+        assert mask_spec(np.zeros((5, 5), bool), keys).figure().layout.xaxis.tickangle == angle
+        assert masked_difference_spec(square, WORDS, keys).figure().layout.xaxis.tickangle == angle
     assert heatmap_spec(square, WORDS, CHINESE, key_angle=-30).figure().layout.xaxis.tickangle == -30
 
 

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 from viz.attention import heatmap_spec
 from viz.lecture import CELL_TEXT_TOKENS, TICK_PX, for_projector
-from viz.masks import mask_heatmap
+from viz.masks import mask_spec
 
 
 def _heatmap(n: int) -> dict:
@@ -57,5 +57,5 @@ def test_a_bar_chart_and_a_figure_object_work_too():
 
 
 def test_only_probabilities_get_numbers_in_their_cells():
-    mask = mask_heatmap(np.triu(np.ones((5, 5), bool), 1), list("abcde")).to_dict()
+    mask = mask_spec(np.triu(np.ones((5, 5), bool), 1), list("abcde")).figure().to_dict()
     assert "texttemplate" not in for_projector(mask, 540)["data"][0]

@@ -2,7 +2,7 @@
 import numpy as np
 
 from viz.lecture import for_projector
-from viz.lines import MAX_SEGMENTS, lines_figure, lines_of
+from viz.lines import MAX_SEGMENTS, lines_of, lines_spec
 
 
 def test_each_query_keeps_its_strongest_keys_within_the_bound():
@@ -34,7 +34,7 @@ def test_weak_lines_are_left_out_and_512_tokens_stay_bounded():
 def test_the_selected_querys_lines_are_drawn_bright_and_its_token_marked():
     maps = np.eye(3, dtype=np.float32)[None]
     drawn, _k, _share = lines_of(maps, [0])
-    fig = lines_figure(["a", "b", "<c>"], drawn, 1, "t")
+    fig = lines_spec(["a", "b", "<c>"], drawn, 1, "t").figure()
     bright = [tr for tr in fig.data if tr.line.width == 3]
     assert len(bright) == 1 and list(bright[0].y) == [1, 1]
     tokens = fig.data[-2]  # the left column: what a click selects
@@ -44,11 +44,11 @@ def test_the_selected_querys_lines_are_drawn_bright_and_its_token_marked():
 def test_on_a_projector_the_token_columns_are_20_px_and_thinned_when_they_would_overlap():
     maps = np.full((1, 60, 60), 1 / 60, dtype=np.float32)
     drawn, _k, _share = lines_of(maps, [0])
-    short = for_projector(lines_figure(["a", "b", "c"], lines_of(maps[:, :3, :3] * 20, [0])[0], 0, "t").to_dict(),
-                          480)
+    short = for_projector(
+        lines_spec(["a", "b", "c"], lines_of(maps[:, :3, :3] * 20, [0])[0], 0, "t").figure().to_dict(), 480)
     assert short["layout"]["font"]["size"] == 20 and list(short["data"][-2]["text"]) == ["a", "b", "c"]
     assert short["layout"]["title"]["text"] == "t"
-    long = for_projector(lines_figure([f"w{i}" for i in range(60)], drawn, 0, "t").to_dict(), 480)
+    long = for_projector(lines_spec([f"w{i}" for i in range(60)], drawn, 0, "t").figure().to_dict(), 480)
     for column in long["data"][-2:]:  # 330 px of room, 20 px a label: one in 4, the hover still names each
         assert [i for i, label in enumerate(column["text"]) if label] == list(range(0, 60, 4))
         assert column["customdata"][5] == "w5" and "%{customdata}" in column["hovertemplate"]

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from viz.matrix import matrix_heatmap, shape_label, signed_limit, window
+from viz.matrix import matrix_spec, shape_label, signed_limit, window
 
 
 def test_window_stays_inside_the_width():
@@ -20,7 +20,7 @@ def test_shape_label():
 
 def test_signed_matrix_is_centred_at_zero_with_dimension_numbers():
     z = np.random.default_rng(0).normal(size=(3, 5))
-    fig = matrix_heatmap(z, ["a", "b", "c"], col_offset=160)
+    fig = matrix_spec(z, ["a", "b", "c"], col_offset=160).figure()
     heat = fig.data[0]
     assert np.asarray(heat.z).dtype == np.float32 and np.asarray(heat.z).shape == (3, 5)
     assert heat.zmin == -heat.zmax and heat.zmax > 0
@@ -40,7 +40,7 @@ def test_one_outlier_does_not_set_the_colour_range():
 
 def test_probabilities_fixed_0_1_with_token_columns_and_nan_gaps():
     probs = np.array([[1.0, np.nan], [0.25, 0.75]])
-    fig = matrix_heatmap(probs, ["the", "the"], ["<s>", "x"], kind="probability")
+    fig = matrix_spec(probs, ["the", "the"], ["<s>", "x"], kind="probability").figure()
     heat = fig.data[0]
     assert (heat.zmin, heat.zmax) == (0.0, 1.0)
     assert np.isnan(np.asarray(heat.z)[0, 1]) and heat.hoverongaps is False
@@ -50,14 +50,14 @@ def test_probabilities_fixed_0_1_with_token_columns_and_nan_gaps():
 
 
 def test_highlight_boxes_the_chosen_columns():
-    fig = matrix_heatmap(np.zeros((2, 8)), ["a", "b"], col_offset=32, highlight=(32, 36))
+    fig = matrix_spec(np.zeros((2, 8)), ["a", "b"], col_offset=32, highlight=(32, 36)).figure()
     (box,) = fig.layout.shapes
     assert (box.type, box.x0, box.x1) == ("rect", 31.5, 35.5)
 
 
 def test_sent_as_binary_not_lists():
     z = np.random.default_rng(1).random((64, 512)).astype(np.float32)
-    spec = matrix_heatmap(z, [f"t{i}" for i in range(64)], [f"k{j}" for j in range(512)]).to_json()
+    spec = matrix_spec(z, [f"t{i}" for i in range(64)], [f"k{j}" for j in range(512)]).figure().to_json()
     assert "bdata" in json.loads(spec)["data"][0]["z"]
     assert len(spec) < 64 * 512 * 4 * 2  # base64 of float32 (plotly escapes "/"), labels, template; lists: ~5x
 
@@ -69,9 +69,9 @@ def test_sent_as_binary_not_lists():
 ])
 def test_mismatched_labels_raise(args, message):
     with pytest.raises(ValueError, match=message):
-        matrix_heatmap(*args)
+        matrix_spec(*args)
 
 
 def test_unknown_kind_raises():
     with pytest.raises(ValueError, match="kind"):
-        matrix_heatmap(np.zeros((1, 1)), ["a"], kind="rainbow")
+        matrix_spec(np.zeros((1, 1)), ["a"], kind="rainbow")

@@ -4,8 +4,8 @@ import numpy as np
 
 from viz import wire
 from viz.attention import heatmap_spec
-from viz.masks import difference_heatmap
-from viz.matrix import matrix_heatmap
+from viz.masks import masked_difference_spec
+from viz.matrix import matrix_spec
 
 TOKENS = [f"t{i}" for i in range(300)]  # 90,000 cells: over wire.EXACT_CELLS
 
@@ -63,7 +63,7 @@ def test_blocked_cells_travel_as_a_value_no_probability_takes_and_come_back_as_g
 def test_big_differences_are_signed_ten_thousandths():
     diff = probabilities(300) - probabilities(300).T
     diff[0, 0] = np.nan
-    heat = difference_heatmap(diff, TOKENS, TOKENS).data[0]
+    heat = masked_difference_spec(diff, TOKENS, TOKENS).figure().data[0]
     assert np.asarray(heat.z).dtype == np.float32 and heat.meta == {"z_units": "i2"}
     assert "Δp = %{z:+.4f}" in heat.hovertemplate and heat.zmin == -heat.zmax
     sent = wire.units_array(diff, signed=True)
@@ -74,9 +74,9 @@ def test_big_differences_are_signed_ten_thousandths():
 
 def test_a_step_panel_chooses_its_own_limit():
     p = probabilities(64)[:, :40]
-    exact = matrix_heatmap(p, TOKENS[:64], TOKENS[:40], kind="probability").data[0]
-    coarse = matrix_heatmap(p, TOKENS[:64], TOKENS[:40], kind="probability", exact_cells=64 * 32).data[0]
+    exact = matrix_spec(p, TOKENS[:64], TOKENS[:40], kind="probability").figure().data[0]
+    coarse = matrix_spec(p, TOKENS[:64], TOKENS[:40], kind="probability", exact_cells=64 * 32).figure().data[0]
     assert exact.meta is None and coarse.meta == {"z_units": "u2"}
     assert np.asarray(coarse.z).dtype == np.float32 and "%{z:.4f}" in coarse.hovertemplate
-    signed = matrix_heatmap(p, TOKENS[:64], None, exact_cells=1).data[0]
+    signed = matrix_spec(p, TOKENS[:64], None, exact_cells=1).figure().data[0]
     assert signed.meta is None  # only probabilities travel as ten-thousandths: scores have no bound
