@@ -105,6 +105,8 @@ class BoundedCache:
         self._building: dict = {}  # key -> _Build
         self._room = threading.Condition()  # the lock; notified when a build ends (its reservation is freed)
         self.bytes = self.reserved = 0  # held by entries; promised to builds under way
+        self._pinned = 0  # bytes of the pinned entries
+        self._entries: Counter = Counter()  # entries by group (_group): what the caps count, kept as they change
         self.hits = self.misses = 0
         self.evicted: Counter = Counter()  # by kind
         self._freed, self._freed_model = 0, False  # bytes dropped since the heap was last trimmed; a model among them
@@ -233,13 +235,10 @@ class BoundedCache:
         release_freed_memory()
 
     # ------------------------------------------------------------------ under the lock
-    def _pinned_bytes(self) -> int:
-        return sum(e.size for e in self._items.values() if e.pinned)
-
     def _reserve(self, need: int, spare=()) -> None:
         """Evict until `need` more bytes fit beside what is kept and promised; wait for work under way if only
         its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
-        kept = self._pinned_bytes() + sum(self._items[k].size for k in spare if k in self._items)
+        kept = self._pinned + sum(self._items[k].size for k in spare if k in self._items)
         if need > self.max_bytes - kept:
             raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
                                    need=megabytes(need), most=megabytes(self.max_bytes - kept)))
@@ -258,32 +257,40 @@ class BoundedCache:
     def _insert(self, key, value, size: int, kind: str, pinned: bool) -> None:
         if key in self._items:
             self._drop(key)
-        if size > self.max_bytes - self._pinned_bytes():
+        if size > self.max_bytes - self._pinned:
             return  # too big to keep: it is used once and dropped
         self._items[key] = _Entry(value, size, kind, pinned)
         self.bytes += size
+        self._pinned += size if pinned else 0
         group = self._group(kind)
+        self._entries[group] += 1
         cap = self.max_entries if group is None else self.kind_entries[group]
-        while (sum(self._group(e.kind) == group for e in self._items.values()) > cap
-               and self._evict_one(group, spare=(key,))):
+        while self._entries[group] > cap and self._evict_one(group, spare=(key,)):
             pass
         while self.bytes + self.reserved > self.max_bytes and self._evict_one(spare=(key,)):
             pass
 
     def _evict_one(self, group=..., spare=()) -> bool:
         """Drop the least recently used entry (of `group`, if given), not one of `spare`: unheld ones first. False
-        if none can go."""
-        candidates = [k for k, e in self._items.items()
-                      if not e.pinned and k not in spare and (group is ... or self._group(e.kind) == group)]
-        if not candidates:
+        if none can go. Looks from the least recently used on, and stops at the first unheld one."""
+        held = None  # the least recently used candidate, held: dropped only if every candidate is held
+        for key, entry in self._items.items():
+            if entry.pinned or key in spare or (group is not ... and self._group(entry.kind) != group):
+                continue
+            if not len(entry.holds):
+                self._drop(key)
+                return True
+            held = key if held is None else held
+        if held is None:
             return False
-        unheld = [k for k in candidates if not len(self._items[k].holds)]
-        self._drop((unheld or candidates)[0])
+        self._drop(held)
         return True
 
     def _drop(self, key) -> None:
         entry = self._items.pop(key)
         self.bytes -= entry.size
+        self._pinned -= entry.size if entry.pinned else 0
+        self._entries[self._group(entry.kind)] -= 1
         self.evicted[entry.kind] += 1
         self._freed += entry.size
         self._freed_model |= entry.kind == "model" and getattr(entry.value, "in_a_cycle", True)

@@ -1,7 +1,9 @@
 """One byte budget for models, passes and images: room made before a model is built, a model that cannot fit
 refused, held passes dropped last, a dropped model freed at once."""
+import random
 import threading
 import weakref
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -174,3 +176,35 @@ def test_a_model_in_memory_is_not_looked_for_again(monkeypatch):
     hits, misses = memory.budget().hits, memory.budget().misses
     assert models.resident(default) is first and looked == []
     assert (memory.budget().hits, memory.budget().misses) == (hits + 1, misses)
+
+
+def test_the_caps_and_the_pinned_bytes_stay_counted_through_a_class_worth_of_changes():
+    """The budget keeps its counts (entries per capped kind, pinned bytes) as entries come and go, rather than
+    counting every entry under its lock on each insertion: after many random puts, builds, holds, replacements and
+    clears, the counts are what the entries themselves add up to, and every cap holds."""
+    rng = random.Random(7)
+    cache = BoundedCache(max_entries=6, max_bytes=60 * MB, kind_entries={"model": 2, "image": 3})
+    claims = []
+    for step in range(600):
+        kind = rng.choice(["forward", "forward", "image", "model", "layer"])
+        key = (kind, rng.randrange(12))
+        action = rng.random()
+        if action < 0.5:
+            cache.put(key, array(rng.choice([0.5, 1, 4])), kind=kind, pinned=kind == "model" and rng.random() < 0.1)
+        elif action < 0.8:
+            cache.get_or_build(key, lambda: array(1), kind=kind, estimate=MB)
+        elif action < 0.95:
+            claim = cache.hold(key)
+            if claim is not None:
+                claims.append(claim)
+            if len(claims) > 4:
+                claims.pop(0)
+        else:
+            cache.clear()
+        with cache._room:
+            entries = list(cache._items.values())
+            assert cache._pinned == sum(e.size for e in entries if e.pinned), step
+            counted = Counter(cache._group(e.kind) for e in entries)
+            assert +cache._entries == +counted, step
+            assert counted[None] <= 6 and counted["image"] <= 3  # passes and layers; images (models may be pinned)
+            assert cache.bytes == sum(e.size for e in entries) <= cache.max_bytes
