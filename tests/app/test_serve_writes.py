@@ -47,10 +47,6 @@ async def turns(n: int) -> None:
         await asyncio.sleep(0)
 
 
-def run(coroutine):
-    return asyncio.run(coroutine)
-
-
 def test_a_burst_written_one_message_a_turn_goes_as_one_write():
     """As Streamlit's runtime sends a rerun: a message, a turn of the loop, the next message."""
     async def burst():
@@ -64,7 +60,7 @@ def test_a_burst_written_one_message_a_turn_goes_as_one_write():
         await turns(2)
         return recorded.writes, messages
 
-    written, messages = run(burst())
+    written, messages = asyncio.run(burst())
     assert written == [b"".join(messages)]
 
 
@@ -78,7 +74,7 @@ def test_what_is_written_goes_once_the_loop_has_turned_twice_without_waiting_for
         await turns(1)
         return before, recorded.writes
 
-    before, after = run(one())
+    before, after = asyncio.run(one())
     assert before == [] and after == [b"alone"]
 
 
@@ -93,7 +89,7 @@ def test_bursts_apart_are_writes_apart():
         await turns(3)
         return recorded.writes
 
-    assert run(two()) == [b"ab", b"c"]
+    assert asyncio.run(two()) == [b"ab", b"c"]
 
 
 def test_closing_sends_what_is_held_first_and_abort_drops_it():
@@ -105,9 +101,9 @@ def test_closing_sends_what_is_held_first_and_abort_drops_it():
         await turns(3)  # the scheduled look finds nothing held, and the transport closed
         return recorded
 
-    closed = run(close("close"))
+    closed = asyncio.run(close("close"))
     assert closed.writes == [b"last words"] and closed.events == ["write", "close"]
-    aborted = run(close("abort"))
+    aborted = asyncio.run(close("abort"))
     assert aborted.writes == [] and aborted.events == ["abort"]
 
 
@@ -122,7 +118,7 @@ def test_a_large_burst_is_not_held_past_max_held():
         writes.write(chunk)
         return recorded.writes
 
-    assert run(large()) == [b"x" * serve.CoalescedWrites.MAX_HELD]
+    assert asyncio.run(large()) == [b"x" * serve.CoalescedWrites.MAX_HELD]
 
 
 def test_everything_else_is_the_transports():
