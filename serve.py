@@ -213,6 +213,44 @@ def coalesced_websockets() -> bool:
     return True
 
 
+def coalesced_wakeups() -> bool:
+    """One wake-up of the event loop for a burst of work handed to it from other threads.
+
+    A script run hands each message it sends to the event loop (call_soon_threadsafe), and asyncio writes a byte to the
+    loop's self-pipe for each: a send() system call, which lets go of the GIL, 33 times for a switch to the all-heads
+    page. With forty students' runs in one process, each time the GIL is let go another thread may take it, and the
+    run waits for it to come back. The loop reads every byte at once and then runs every callback handed to it, so one
+    byte not yet read is enough: the writes after it are skipped until the loop has read (uvloop does the same). The
+    flag is cleared only after the read, so a callback handed over meanwhile is in the loop's ready queue, which it
+    looks at before it sleeps again. False (the server still starts, a byte per callback) when this asyncio wakes its
+    loop another way."""
+    from asyncio import selector_events  # noqa: PLC0415 - only when a server starts
+
+    loop = getattr(selector_events, "BaseSelectorEventLoop", None)
+    write, read = getattr(loop, "_write_to_self", None), getattr(loop, "_read_from_self", None)
+    if write is None or read is None:
+        return False
+    if getattr(write, "coalesced", False):
+        return True
+
+    @functools.wraps(write)
+    def write_to_self(self) -> None:
+        if not self.__dict__.get("_attnviz_woken", False):
+            self._attnviz_woken = True
+            write(self)
+
+    @functools.wraps(read)
+    def read_from_self(self) -> None:
+        try:
+            read(self)
+        finally:
+            self._attnviz_woken = False
+
+    write_to_self.coalesced = True
+    loop._write_to_self, loop._read_from_self = write_to_self, read_from_self
+    return True
+
+
 def main(args: list[str]) -> int:
     if args[:1] == ["--check"]:
         return check(args[1:])
@@ -229,6 +267,9 @@ def main(args: list[str]) -> int:
               file=sys.stderr, flush=True)
     if not coalesced_websockets():
         print("attnviz: this Streamlit's websockets are not uvicorn's sans-I/O ones: each message is a send of its own",
+              file=sys.stderr, flush=True)
+    if not coalesced_wakeups():
+        print("attnviz: this asyncio wakes its event loop another way: each message wakes it once",
               file=sys.stderr, flush=True)
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *args]
     return cli.main()

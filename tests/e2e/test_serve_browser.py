@@ -28,6 +28,8 @@ def test_the_server_says_ready_once_every_step_is_done(served):
     assert all(f"{what} " in ready for what, _ in warm.steps()), ready
     assert "warm-up:" not in log  # no step failed
     assert "missing ScriptRunContext" not in log  # the warm-up's own warnings are dropped
+    # serve.py's changes to the socket, the websockets and the event loop took effect (each says so when it cannot)
+    assert "attnviz: this" not in log
 
 
 @pytest.mark.parametrize("path", ["", "translate", "language-model"])
