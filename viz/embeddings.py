@@ -7,10 +7,8 @@ import plotly.graph_objects as go
 
 from locales import _
 from viz.attention import axis_labels
-from viz.colours import DIVERGING, NEGATIVE, POSITIVE
+from viz.colours import DIVERGING, NEGATIVE, POSITIVE, category
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf", "#393b79", "#637939")
 MARGIN = {"l": 10, "r": 10, "t": 50, "b": 10}
 
 
@@ -39,8 +37,11 @@ def cosine_figure(similarity: np.ndarray, sentences, title: str) -> go.Figure:
 def map_figure(coords: np.ndarray, explained, sentences, title: str) -> go.Figure:
     """The sentence embeddings on their first two principal axes, each point named."""
     labels = labels_of(sentences)
+    styles = [category(i) for i in range(len(labels))]  # a colour each; past seven, a shape too
     fig = go.Figure(go.Scatter(x=coords[:, 0], y=coords[:, 1], mode="markers+text", text=labels,
-                               textposition="top center", marker={"size": 12, "color": list(PALETTE[:len(labels)])},
+                               textposition="top center",
+                               marker={"size": 12, "color": [c for c, _d, _s in styles],
+                                       "symbol": [s for _c, _d, s in styles]},
                                hovertemplate="%{text}<extra></extra>"))
     fig.update_layout(title={"text": title, "font": {"size": 14}}, height=420, margin=MARGIN,
                       xaxis={"title": _("axis 1 ({share} of the variance)").format(share=f"{explained[0]:.0%}")},
@@ -54,10 +55,11 @@ def paths_figure(coords: np.ndarray, explained, sentences, title: str) -> go.Fig
     principal axes of all of them together, as a path; the numbers are the layers."""
     fig = go.Figure()
     for i, label in enumerate(labels_of(sentences)):
+        colour, dash, symbol = category(i)
         steps = np.arange(coords.shape[1])
         fig.add_trace(go.Scatter(x=coords[i, :, 0], y=coords[i, :, 1], mode="lines+markers+text", name=label,
                                  text=[str(s) for s in steps], textposition="top center",
-                                 line={"color": PALETTE[i % len(PALETTE)]},
+                                 line={"color": colour, "dash": dash}, marker={"symbol": symbol},
                                  hovertemplate=_("{sentence}<br>after layer %{text}<extra></extra>").replace(
                                      "{sentence}", "%{fullData.name}")))  # the visitor's text is no template
     fig.update_layout(title={"text": title, "font": {"size": 14}}, height=460, margin=MARGIN,

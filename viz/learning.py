@@ -5,12 +5,11 @@ over training, lines beside the copy accuracy."""
 import numpy as np
 
 from locales import _
+from viz.colours import CATEGORIES, SUMMARY, category
 from viz.spec import FigureSpec
 
-LOSS_COLOUR, SCORE_COLOUR, MARK_COLOUR = "#1f77b4", "#d62728", "#555555"
+LOSS_COLOUR, SCORE_COLOUR, MARK_COLOUR = CATEGORIES[0], SUMMARY, "#555555"  # blue and black: apart for everyone
 PLATEAU_FILL, JUMP_FILL = "rgba(127, 127, 127, 0.13)", "rgba(255, 127, 14, 0.2)"  # for spans
-HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-                "#393b79", "#637939", "#8c6d31")
 
 
 def learning_curve(loss, scores, mark: int | None = None, steps: int | None = None, title: str = "",
@@ -85,13 +84,16 @@ def head_scores(steps, accuracy, induction, previous, names, mark: int | None = 
     layers, heads = induction.shape[1:]
     for layer in range(layers):
         for head in range(heads):
-            colour = HEAD_COLOURS[(layer * heads + head) % len(HEAD_COLOURS)]
+            # the head's colour; past seven heads, a marker's shape too (the dash tells the two scores apart)
+            colour, _dash, symbol = category(layer * heads + head)
+            shaped = {"mode": "lines", "line": {"color": colour}} if symbol == "circle" else {
+                "mode": "lines+markers", "marker": {"symbol": symbol, "size": 7, "color": colour}}
             width = 3.5 if (layer, head) == highlight else 1.5
             name, group = names[layer][head], f"{layer}.{head}"
-            data.append({"type": "scatter", "mode": "lines", "name": name, "legendgroup": group, "x": steps,
+            data.append({"type": "scatter", **shaped, "name": name, "legendgroup": group, "x": steps,
                          "y": induction[:, layer, head], "line": {"color": colour, "width": width},
                          "hovertemplate": _("step %{x}<br>induction score %{y:.2f}") + f"<extra>{name}</extra>"})
-            data.append({"type": "scatter", "mode": "lines", "name": name, "legendgroup": group, "showlegend": False,
+            data.append({"type": "scatter", **shaped, "name": name, "legendgroup": group, "showlegend": False,
                          "x": steps, "y": previous[:, layer, head],
                          "line": {"color": colour, "width": width * 0.8, "dash": "dot"},
                          "hovertemplate": _("step %{x}<br>previous-token score %{y:.2f}") + f"<extra>{name}</extra>"})

@@ -9,13 +9,12 @@ import html
 import numpy as np
 
 from locales import _
+from viz.colours import category
 from viz.spec import FigureSpec
 
 MAX_SEGMENTS = 6000  # lines in the figure, whatever the length (about 150 KB on the wire)
 MIN_WEIGHT = 0.02  # a weight below this is not drawn (invisible at its opacity anyway)
 BANDS = 8  # opacity steps: one trace per head and band
-HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-                "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173")
 
 
 def lines_of(maps: np.ndarray, heads, max_segments: int = MAX_SEGMENTS, min_weight: float = MIN_WEIGHT):
@@ -59,12 +58,13 @@ def lines_spec(tokens, drawn: dict, query: int | None, title: str) -> FigureSpec
     labels = [html.escape(str(tok), quote=False) for tok in tokens]
     traces = []
 
-    def line(x, y, colour: str, width: float, opacity: float) -> dict:
-        return {"type": "scatter", "x": x, "y": y, "mode": "lines", "line": {"color": colour, "width": width},
+    def line(x, y, colour: str, dash: str, width: float, opacity: float) -> dict:
+        return {"type": "scatter", "x": x, "y": y, "mode": "lines",
+                "line": {"color": colour, "width": width, "dash": dash},
                 "opacity": opacity, "hoverinfo": "skip", "showlegend": False}
 
     for h, (queries, keys, weights) in drawn.items():
-        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        colour, dash, _symbol = category(h)  # the head's colour; past seven heads, its dash too
         band = np.minimum((weights * BANDS).astype(int), BANDS - 1)
         for b in range(BANDS):
             chosen = band == b
@@ -72,14 +72,15 @@ def lines_spec(tokens, drawn: dict, query: int | None, title: str) -> FigureSpec
                 chosen &= queries != query  # the selected query's own lines are drawn on top, below
             if chosen.any():
                 fade = 0.15 if query is not None else 1.0
-                traces.append(line(*_segments(queries[chosen], keys[chosen]), colour, 1.5, fade * (b + 1) / BANDS))
+                traces.append(line(*_segments(queries[chosen], keys[chosen]), colour, dash, 1.5,
+                                   fade * (b + 1) / BANDS))
         if query is not None and (queries == query).any():
             mine = queries == query
             for q, kk, w in zip(queries[mine], keys[mine], weights[mine]):
-                traces.append(line(np.array([0.0, 1.0], dtype=np.float32), np.array([q, kk], np.float32), colour, 3,
-                                   float(max(0.25, w))))
+                traces.append(line(np.array([0.0, 1.0], dtype=np.float32), np.array([q, kk], np.float32), colour, dash,
+                                   3, float(max(0.25, w))))
         traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines",
-                       "line": {"color": colour, "width": 4}, "name": _("head {head}").format(head=h)})
+                       "line": {"color": colour, "width": 4, "dash": dash}, "name": _("head {head}").format(head=h)})
     ys = np.arange(t, dtype=np.float32)
     # the tokens as text beside the columns' dots (marked token_column: thinned in lecture mode, viz/lecture.py);
     # not as the y axes' tick labels, which plotly takes 20 times longer to draw (5.8 s against 0.12-0.17 s at 512)

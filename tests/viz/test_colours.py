@@ -1,14 +1,17 @@
 """The colours a student must tell apart stay apart for colour-blind students: simulated protanopia, deuteranopia and
-tritanopia (Machado, Oliveira and Fernandes 2009, severity 1, on linear RGB), compared in CIE L*a*b* (ΔE 1976)."""
+tritanopia (Machado, Oliveira and Fernandes 2009, severity 1, on linear RGB), compared in CIE L*a*b* (ΔE 1976); and
+past the colours, categories differ in dash and shape too."""
 import itertools
 
 import numpy as np
 import pytest
 
-from viz.colours import DIVERGING, NEGATIVE, POSITIVE
+from viz.colours import CATEGORIES, DIVERGING, NEGATIVE, POSITIVE, SUMMARY, category
 from viz.compare import difference_spec
-from viz.embeddings import cosine_figure
+from viz.embeddings import cosine_figure, map_figure, paths_figure
 from viz.forcing import COLOURS
+from viz.learning import head_scores
+from viz.lines import lines_spec
 from viz.masks import masked_difference_spec
 from viz.matrix import matrix_spec
 from viz.positional import similarity_heatmap, table_heatmap
@@ -78,3 +81,54 @@ def test_every_signed_map_uses_the_diverging_scale():
     for figure in figures:
         scale = [[p, c] for p, c in figure.data[0].colorscale]
         assert scale == expected, figure.layout.title.text
+
+
+def contrast_on_white(colour: str) -> float:
+    """WCAG 2's contrast ratio of the colour against white."""
+    luminance = float(np.array([0.2126, 0.7152, 0.0722]) @ linear(colour))
+    return 1.05 / (luminance + 0.05)
+
+
+@pytest.mark.parametrize("deficiency", [None, *DEFICIENCIES])
+def test_any_two_category_colours_and_the_summary_line_look_different(deficiency):
+    for a, b in itertools.combinations([*CATEGORIES, SUMMARY], 2):
+        assert apart(a, b, deficiency) >= APART, (a, b, deficiency)
+
+
+def test_category_colours_stand_out_on_white_as_lines_and_dots_must():
+    assert min(contrast_on_white(c) for c in [*CATEGORIES, SUMMARY]) >= 3  # WCAG 1.4.11, non-text contrast
+
+
+def test_past_the_colours_a_category_differs_in_dash_and_shape_too():
+    styles = [category(i) for i in range(4 * len(CATEGORIES))]
+    assert len(set(styles)) == len(styles)
+    assert [colour for colour, _d, _s in styles[:len(CATEGORIES)]] == list(CATEGORIES)
+    for a, b in itertools.combinations(styles, 2):
+        if a[0] == b[0]:  # the same colour: a different line and a different marker
+            assert a[1] != b[1] and a[2] != b[2], (a, b)
+
+
+def test_each_head_and_sentence_of_a_chart_has_a_style_of_its_own():
+    """Twelve heads of the line view, twelve heads' scores over training, nine sentences' points and paths: no two
+    drawn alike, each in the categories' colours (or the summary's black)."""
+    drawn = {h: (np.array([0]), np.array([h % 3]), np.array([0.5])) for h in range(12)}
+    legend = [t for t in lines_spec(["a", "b", "c"], drawn, None, "").figure().data if t.showlegend is not False]
+    assert len({(t.line.color, t.line.dash) for t in legend}) == 12
+
+    names = [[f"{layer}.{head}" for head in range(4)] for layer in range(3)]
+    scores = np.zeros((2, 3, 4))
+    traces = head_scores([1, 2], [0.1, 0.2], scores, scores, names).figure().data
+    heads = {t.name: (t.line.color, t.marker.symbol if "markers" in t.mode else None)
+             for t in traces if t.legendgroup is not None}
+    assert len(heads) == 12 and len(set(heads.values())) == 12
+    accuracy = next(t for t in traces if t.legendgroup is None)
+    assert accuracy.line.color == SUMMARY
+
+    sentences = [f"sentence {i}" for i in range(9)]
+    points = map_figure(np.zeros((9, 2)), [0.5, 0.3], sentences, "").data[0]
+    assert len(set(zip(points.marker.color, points.marker.symbol))) == 9
+    paths = paths_figure(np.zeros((9, 3, 2)), [0.5, 0.3], sentences, "").data
+    assert len({(t.line.color, t.line.dash, t.marker.symbol) for t in paths}) == 9
+
+    used = {t.line.color for t in [*legend, *traces, *paths]} | set(points.marker.color)
+    assert used <= {*CATEGORIES, SUMMARY}
