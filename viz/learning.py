@@ -72,10 +72,10 @@ def _marked(layout: dict, mark: int | None, spans) -> None:
 
 def head_scores(steps, accuracy, induction, previous, names, mark: int | None = None, spans=(),
                 highlight: tuple[int, int] | None = None, title: str = "") -> FigureSpec:
-    """Scores over training, one point per evaluation (steps (E,)): the copy accuracy (accuracy (E,), thick, red),
+    """Scores over training, one point per evaluation (steps (E,)): the copy accuracy (accuracy (E,), thick, black),
     each head's induction score (induction (E, layers, heads), solid) and previous-token score (previous, dotted),
-    one colour per head, named by names[layer][head]; highlight: a head drawn thicker (the induction head); mark and
-    spans as learning_curve's."""
+    one colour per head (past seven, a marker shape too: viz.colours.category), named by names[layer][head];
+    highlight: a head drawn thicker (the induction head); mark and spans as learning_curve's."""
     steps = np.asarray(steps, dtype=np.int32)
     induction, previous = np.asarray(induction, dtype=np.float32), np.asarray(previous, dtype=np.float32)
     if induction.shape != previous.shape or induction.ndim != 3 or induction.shape[0] != steps.size:
@@ -86,7 +86,7 @@ def head_scores(steps, accuracy, induction, previous, names, mark: int | None = 
         for head in range(heads):
             # the head's colour; past seven heads, a marker's shape too (the dash tells the two scores apart)
             colour, _dash, symbol = category(layer * heads + head)
-            shaped = {"mode": "lines", "line": {"color": colour}} if symbol == "circle" else {
+            shaped = {"mode": "lines"} if symbol == "circle" else {
                 "mode": "lines+markers", "marker": {"symbol": symbol, "size": 7, "color": colour}}
             width = 3.5 if (layer, head) == highlight else 1.5
             name, group = names[layer][head], f"{layer}.{head}"

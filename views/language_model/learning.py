@@ -89,8 +89,8 @@ def scores(steps, accuracy, induction, previous, mark, shaded, head, key: str) -
     show_chart(head_scores(steps, accuracy, induction, previous, names, mark, shaded, head,
                            title=_("Every head's scores on the held-out repeat probes")), key=key)
     st.caption(_("Solid: each head's induction score (its attention from a word of the second copy to the word after "
-                 "its first occurrence); dotted: its previous-token score (to the word just before); red: the copy "
-                 "accuracy. The thick line is the induction head, {head}.").format(head=head_name(*head)))
+                 "its first occurrence); dotted: its previous-token score (to the word just before); black: the "
+                 "copy accuracy. The thick line is the induction head, {head}.").format(head=head_name(*head)))
 
 
 def induction_map(c: Circuit, head: tuple[int, int], when: str, key: str) -> None:
@@ -167,7 +167,7 @@ def section(lm: LanguageModel) -> None:
     (lecture.place() or st).markdown(phase(step, record))
     evaluations = list(zip(record.steps, record.copy_accuracy.tolist()))
     curve(record.loss, evaluations, step, None, "lm-learning-curve")
-    st.caption(_("The training loss of every step (blue) and the copy accuracy (red). Grey: the plateau, where the "
+    st.caption(_("The training loss of every step (blue) and the copy accuracy (black). Grey: the plateau, where the "
                  "loss barely moves; orange: the jump, from the first evaluation at {low:.0%} copy accuracy (step "
                  "{starts}) to the first at {high:.0%} (step {ends}); the dotted line is step {step}.").format(
         low=record.jump_levels[0], high=record.jump_levels[1], starts=starts, ends=ends, step=step))

@@ -149,7 +149,7 @@ def section(t: Translate) -> None:
     curve(record.loss, sorted(record.snapshot_scores.items()), step, None, "learning-curve",
           _("held-out exact match (200 sentences)"))
     st.caption(_("The loss of every training step (blue) and the exact match on 200 held-out sentences at each "
-                 "snapshot (red); the dotted line is step {step}. Until about step 100 it writes English words with "
+                 "snapshot (black); the dotted line is step {step}. Until about step 100 it writes English words with "
                  "little regard for the Chinese (each step looks nearly everywhere: a flat map); between steps 100 "
                  "and 200 each word's row settles on its character, and the translations come right.").format(
         step=step))
