@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import serve  # noqa: E402
 from harness.record import run  # noqa: E402
+from harness.wakeups import counted_wakeups  # noqa: E402
 
 MESSAGES = 33  # a switch to the all-heads page
 MODES = ("asyncio", "coalesced")
@@ -39,20 +40,6 @@ def spin(microseconds: float) -> None:
         pass
 
 
-class CountedSends:
-    """The loop's self-pipe socket, counting the bytes written to wake the loop."""
-
-    def __init__(self, sock):
-        self.sock, self.sends = sock, 0
-
-    def send(self, data):
-        self.sends += 1
-        return self.sock.send(data)
-
-    def __getattr__(self, name):
-        return getattr(self.sock, name)
-
-
 def script(loop, runs: int, build: float, handle: float, out: list, think: float = 0.0, seed: int = 0) -> None:
     """`runs` script runs in this thread, a pause of 0 to 2 x `think` ms before each: (ms, CPU ms, GIL waits) per
     run."""
@@ -61,7 +48,7 @@ def script(loop, runs: int, build: float, handle: float, out: list, think: float
         time.sleep(pauses.uniform(0, 2 * think) / 1000)
         done = threading.Event()
         start, cpu, before = time.perf_counter(), time.thread_time(), resource.getrusage(resource.RUSAGE_THREAD)
-        for i in range(MESSAGES):
+        for _ in range(MESSAGES):
             spin(build)
             loop.call_soon_threadsafe(spin, handle)
         loop.call_soon_threadsafe(done.set)
@@ -76,7 +63,7 @@ def measure(mode: str, threads: int, runs: int, build: float, handle: float, thi
     if mode == "coalesced" and not serve.coalesced_wakeups():
         raise SystemExit("this asyncio has no self-pipe wake-up to coalesce")
     loop = asyncio.new_event_loop()
-    counted = loop._csock = CountedSends(loop._csock)
+    counted = counted_wakeups(loop)
     server = threading.Thread(target=loop.run_forever)
     server.start()
     try:

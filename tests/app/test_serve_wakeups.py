@@ -8,6 +8,7 @@ from asyncio import selector_events
 import pytest
 
 import serve
+from harness.wakeups import counted_wakeups
 
 
 @pytest.fixture(autouse=True)
@@ -18,25 +19,11 @@ def plain_asyncio(monkeypatch):
     monkeypatch.setattr(loop, "_read_from_self", loop._read_from_self)
 
 
-class CountedSends:
-    """The loop's self-pipe socket, counting the bytes written to wake the loop."""
-
-    def __init__(self, sock):
-        self.sock, self.sends = sock, 0
-
-    def send(self, data):
-        self.sends += 1
-        return self.sock.send(data)
-
-    def __getattr__(self, name):
-        return getattr(self.sock, name)
-
-
 def wakeups_for_a_burst(callbacks: int) -> tuple[int, int]:
     """A thread hands `callbacks` callbacks to a loop busy with something else (as a script run hands over its
     messages while the loop writes the last ones): (how many bytes woke the loop, how many callbacks ran)."""
     loop = asyncio.new_event_loop()
-    counted = loop._csock = CountedSends(loop._csock)
+    counted = counted_wakeups(loop)
     ran = []
     try:
         handed = threading.Event()
