@@ -68,7 +68,7 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
     cpu0, own0, client0 = (meter.cpu() if meter else None), (meter.own_cpu() if meter else None), time.process_time()
     if meter:
         report.rss_mb["before"] = sum(meter.rss().values()) / 2**20
-        meter.peak = 0
+        meter.peak, meter.peaks = 0, {}
         sampler = asyncio.create_task(meter.sample())
     start = report.started = time.perf_counter()
     rngs = [random.Random(f"{seed}-{i}") for i in range(sessions)]
@@ -90,6 +90,7 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
         report.rss_mb_by_pid = {pid: rss / 2**20 for pid, rss in end_rss.items()}
         sampler.cancel()
         report.rss_mb["peak"] = meter.peak / 2**20
+        report.rss_mb["peak of one server"] = max(meter.peaks.values(), default=0) / 2**20
         report.rss_mb["end"] = sum(end_rss.values()) / 2**20
     if settle is None:
         return report

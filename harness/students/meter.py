@@ -81,7 +81,8 @@ class Meter:
 
     def __init__(self, pids: Sequence[int]):
         self.pids = list(pids)
-        self.peak = 0
+        self.peak = 0  # bytes: the peak of all the servers' trees at once
+        self.peaks: dict[int, int] = {}  # bytes: each server's tree's peak (one replica's limit bounds this)
         # every process seen in the servers' trees (the servers and their children: a live training), by pid:
         # {"command", "server" (the server pid it runs under), "peak" (bytes: the largest VmHWM read)}
         self.processes: dict[int, dict] = {}
@@ -92,7 +93,7 @@ class Meter:
         return {pid: sum(cpu_seconds(p) for p in process_tree([pid])) for pid in self.pids}
 
     def rss(self) -> dict[int, int]:
-        """RSS bytes now of each given process (with its descendants); the peak of their sum is kept."""
+        """RSS bytes now of each given process (with its descendants); the peak of their sum is kept, and each one's."""
         value = {}
         for server in self.pids:
             value[server] = 0
@@ -101,6 +102,8 @@ class Meter:
                 seen = self.processes.setdefault(pid, {"command": command(pid), "server": server, "peak": 0})
                 seen["peak"] = max(seen["peak"], rss_bytes(pid, "VmHWM"))
         self.peak = max(self.peak, sum(value.values()))
+        for server, rss in value.items():
+            self.peaks[server] = max(self.peaks.get(server, 0), rss)
         return value
 
     def own_cpu(self) -> dict[int, float]:
