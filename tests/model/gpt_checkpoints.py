@@ -42,7 +42,11 @@ def gpt2_tokenizer(directory, vocab_size=50):
     """A byte-level BPE tokenizer of `vocab_size` ids, trained offline on a line, saved as GPT-2's."""
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.train_from_iterator(["attention is all you need"] * 20, trainers.BpeTrainer(
-        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:40]))
+    # The same tokenizer in every process: ByteLevel.alphabet() comes in a random order each time (a Rust hash set),
+    # so the alphabet is the line's own characters (a space is "Ġ") and then the byte alphabet's first, sorted.
+    line = "attention is all you need"
+    own = sorted(set(line.replace(" ", "Ġ")))
+    alphabet = own + [c for c in sorted(pre_tokenizers.ByteLevel.alphabet()) if c not in own][:40 - len(own)]
+    bpe.train_from_iterator([line] * 20, trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=alphabet))
     transformers.GPT2TokenizerFast(tokenizer_object=bpe).save_pretrained(directory)
     return directory
