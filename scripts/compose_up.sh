@@ -31,7 +31,10 @@ export CONTAINERS_STORAGE_CONF=$PWD/deploy/podman/storage.conf
 
 # podman 4.3 with no systemd says so on every start (it would time health checks with systemd), and podman-compose
 # that it skips depends_on's conditions: both are handled below.
-quiet() { grep -v -e 'systemd connection' -e 'connect to syslog' -e 'condition check due to podman' >&2 || true; }
+# (Through a file, not a pipe: a daemon the command starts, e.g. aardvark-dns, would hold a pipe open.)
+LOG=$(mktemp); trap 'rm -f "$LOG"' EXIT
+quiet() { grep -v -e 'systemd connection' -e 'connect to syslog' -e 'condition check due to podman' "$LOG" >&2 || true; }
+run() { local status=0; "${compose[@]}" "$@" >/dev/null 2>"$LOG" || status=$?; quiet; return "$status"; }
 say() { printf '\n== %s\n' "$*"; }
 die() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 
@@ -58,7 +61,8 @@ $(awk '/^oom_kill /{print $2}' "$mem/memory.oom_control"), tasks now $(cat "$pid
   exit 0
 fi
 if [ "${1:-up}" = down ]; then
-  NGINX_IMAGE=${NGINX_IMAGE:-$LOCAL_NGINX} "${compose[@]}" down -t 5 2> >(quiet)
+  export NGINX_IMAGE=${NGINX_IMAGE:-$LOCAL_NGINX}
+  run down -t 5
   exit 0
 fi
 
@@ -77,7 +81,7 @@ export NGINX_IMAGE
 start=$(date +%s.%N)
 since() { printf '%.1f s' "$(echo "$(date +%s.%N) - $start" | bc)"; }
 say "replicas up (compose.yaml's limits)"
-"${compose[@]}" up -d --no-build app1 app2 app3 >/dev/null 2> >(quiet) || die "podman-compose up failed"
+run up -d --no-build app1 app2 app3 || die "podman-compose up failed"
 for app in app1 app2 app3; do
   ctr=$(podman ps -q --filter "label=io.podman.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$app")
   [ -n "$ctr" ] || die "$app is not running"
@@ -85,12 +89,13 @@ for app in app1 app2 app3; do
     [ "$(echo "$(date +%s.%N) - $start > $READY_TIMEOUT" | bc)" = 0 ] || die "$app not healthy after $READY_TIMEOUT s"
     sleep 1
   done
-  echo "$app healthy after $(since) (mem limit $(podman inspect -f '{{.HostConfig.Memory}}' "$ctr"), pids limit \
+  up_ms=$(( $(date +%s%3N) - $(podman inspect -f '{{.State.StartedAt.UnixMilli}}' "$ctr") ))
+  echo "$app healthy after $(since), $(( up_ms / 1000 )).$(( up_ms % 1000 / 100 )) s after its container started (mem limit $(podman inspect -f '{{.HostConfig.Memory}}' "$ctr"), pids limit \
 $(podman inspect -f '{{.HostConfig.PidsLimit}}' "$ctr"), read-only $(podman inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$ctr"))"
 done
 
 say "nginx up ($NGINX_IMAGE)"
-"${compose[@]}" up -d --no-build nginx >/dev/null 2> >(quiet) || die "podman-compose up nginx failed"
+run up -d --no-build nginx || die "podman-compose up nginx failed"
 until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/_stcore/health)" = 200 ]; do
   [ "$(echo "$(date +%s.%N) - $start > $READY_TIMEOUT" | bc)" = 0 ] || die "nginx not answering after $READY_TIMEOUT s"
   sleep 0.5

@@ -29,8 +29,10 @@ def _said(n: int, k: int) -> str:
     return _("{n} tokens, one label in {k}").format(k=k, n=n)
 
 
-def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
-    """Every category of an axis labelled, or every k-th when all would overlap, and then the axis title says so."""
+def _thin(axis: dict, labels: list, room_px: float, name_axis: bool, across: bool = True) -> None:
+    """Every category of an axis labelled, or every k-th when all would overlap, and then the axis title says so
+    (across: on the title's line; else, for an upright axis whose title runs along the plot's height, on a line of its
+    own, so that the longer title still fits beside a short plot)."""
     n = len(labels)
     if n == 0:
         return
@@ -42,7 +44,8 @@ def _thin(axis: dict, labels: list, room_px: float, name_axis: bool) -> None:
         title = axis.get("title")
         text = title.get("text", "") if isinstance(title, dict) else (title or "")
         note = _said(n, k)
-        axis["title"] = {**(title if isinstance(title, dict) else {}), "text": f"{text} ({note})" if text else note}
+        joined = f"{text}{' ' if across else '<br>'}({note})" if text else note
+        axis["title"] = {**(title if isinstance(title, dict) else {}), "text": joined}
 
 
 def _thin_column(trace: dict, room_px: float) -> str | None:
@@ -89,6 +92,7 @@ def for_projector(figure: dict, height: int) -> dict:
         layout[key] = axis
     for annotation in layout.get("annotations", []):
         annotation["font"] = _font(annotation.get("font"), TICK_PX)
+    thinned = set()  # the axes labelled already: a map drawn as two heatmaps (its masked cells grey) shares them
     for trace in data:
         if "colorbar" in trace:
             bar = dict(trace["colorbar"])
@@ -102,8 +106,12 @@ def for_projector(figure: dict, height: int) -> dict:
                 trace["texttemplate"] = "%{z:.2f}"
                 trace["textfont"] = {"size": 16}
             plot_px = height - 150  # the rest is the title, the key labels above and the margins
-            _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
-            _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True)
+            if x and "xaxis" not in thinned:
+                _thin(layout.setdefault("xaxis", {}), x, plot_px * 1.6, name_axis=True)  # slanted labels: more room
+                thinned.add("xaxis")
+            if y and "yaxis" not in thinned:
+                _thin(layout.setdefault("yaxis", {}), y, plot_px, name_axis=True, across=False)
+                thinned.add("yaxis")
         if trace.get("type") == "bar" and _labels(trace.get("x")) and "tickvals" not in layout.get("xaxis", {}):
             _thin(layout.setdefault("xaxis", {}), _labels(trace.get("x")), BAR_ROOM_PX, name_axis=True)
     notes = {_thin_column(trace, height - 150) for trace in data if (trace.get("meta") or {}).get("token_column")}

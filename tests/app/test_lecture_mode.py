@@ -61,6 +61,15 @@ def test_the_controls_are_in_the_sidebar(path):
     assert not main_sliders, [s.label for s in main_sliders]
 
 
+def test_the_all_heads_page_draws_the_chosen_head_the_whole_width():
+    """Its map has its probabilities in its cells (16 tokens here): in two thirds of the width they overlapped."""
+    at = _open("all-heads", lecture="1", text="The animal didn't cross the street because it was too tired.")
+    assert not at.exception
+    preview = charts(at)[-1].figure
+    assert len(preview["data"][0]["x"]) == 16 and preview["data"][0]["texttemplate"] == "%{z:.2f}"
+    assert not at.main.columns and _open("all-heads").main.columns  # side by side only out of lecture mode
+
+
 def test_the_steps_page_shows_one_step_at_a_time_with_previous_and_next():
     at = _open("steps", lecture="1")
     assert at.sidebar.slider(key="stage").value == 1

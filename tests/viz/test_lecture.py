@@ -43,8 +43,21 @@ def test_labels_that_would_overlap_are_thinned_and_the_axis_says_so():
     assert 1 < len(shown) < 100 and shown[0] == "t0"
     k = int(shown[1][1:])  # every k-th token: t0, tk, t2k...
     assert shown == [f"t{i}" for i in range(0, 100, k)] and big["yaxis"]["ticktext"] == shown
-    assert big["yaxis"]["title"]["text"] == f"query (attending) (100 tokens, one label in {k})"
+    # upright, the note goes on a line of its own: the title runs along the plot's height
+    assert big["yaxis"]["title"]["text"] == f"query (attending)<br>(100 tokens, one label in {k})"
     assert len(shown) * 20 * 1.25 <= 540  # what is labelled fits at 20 px
+
+
+def test_a_map_drawn_as_two_heatmaps_says_its_thinning_once():
+    """The language model's causal map draws its masked cells as a second, grey heatmap on the same axes."""
+    figure = _heatmap(100)
+    grey = {**{k: v for k, v in figure["data"][0].items() if k != "colorbar"}, "showscale": False}
+    figure["data"].append(grey)
+    layout = for_projector(figure, 540)["layout"]
+    for axis in ("xaxis", "yaxis"):
+        title = layout[axis]["title"]["text"]
+        assert title.count("one label in") <= 1, title
+    assert layout["yaxis"]["title"]["text"].count("(100 tokens") == 1
 
 
 def test_a_bar_chart_and_a_figure_object_work_too():

@@ -107,7 +107,7 @@ def view(page: Page) -> None:
     st.caption(describe(mosaic))
     shown.say()
 
-    left, right = st.columns([1, 2])
+    left, right = lecture.charts_row([1, 2])  # in lecture mode the chosen head's map takes the whole width
     first = first_head(page.choice, run.num_layers, run.num_heads)
     controls = lecture.place() or left
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)

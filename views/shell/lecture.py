@@ -50,10 +50,10 @@ def place():
     return st.sidebar.container() if on() else None
 
 
-def charts_row(n: int) -> list:
-    """Places for n charts side by side: st.columns(n), or in lecture mode one after the other, each the whole
-    width (a half-width map on a projector is too small to read)."""
-    return [st.container()] * n if on() else list(st.columns(n))
+def charts_row(spec: int | list) -> list:
+    """Places for charts side by side: st.columns(spec), or in lecture mode one after the other, each the whole
+    width (a half-width map on a projector is too small to read, and the numbers in its cells would overlap)."""
+    return [st.container()] * (spec if isinstance(spec, int) else len(spec)) if on() else list(st.columns(spec))
 
 
 def controls(spec, **kwargs) -> list:
