@@ -180,3 +180,22 @@ def test_the_pod_runs_the_image_as_compose_runs_each_replica(compose, k8s):
         no_new_privileges = "no-new-privileges:true" in app["security_opt"]
         assert no_new_privileges is (not c["securityContext"]["allowPrivilegeEscalation"]) is True
         assert f"podPidsLimit: {app['pids_limit']}" in text and f"--pod-max-pids={app['pids_limit']}" in text
+
+
+def test_the_compose_stack_without_docker_is_set_up_for_podman():
+    """scripts/compose_up.sh (run by hand, as root: not in the suite) and its files: podman's settings parse and say
+    runc with limits a cgroup-v1 host allows, the script is valid bash, and the local nginx image builds from the base
+    image scripts/build_image.sh makes."""
+    import subprocess  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
+
+    conf = tomllib.loads((ROOT / "deploy/podman/containers.conf").read_text())
+    assert conf["engine"]["runtime"] == "runc"
+    limits = dict(u.split("=") for u in conf["containers"]["default_ulimits"])
+    assert set(limits) == {"nofile", "nproc"} and all(len(v.split(":")) == 2 for v in limits.values())
+    assert tomllib.loads((ROOT / "deploy/podman/storage.conf").read_text())["storage"]["driver"] == "vfs"
+    script = ROOT / "scripts/compose_up.sh"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    base = re.search(r"^BASE_IMAGE=(\S+)$", (ROOT / "scripts/build_image.sh").read_text(), re.M)[1]
+    containerfile = (ROOT / "deploy/nginx-debian/Containerfile").read_text()
+    assert f"FROM {base}\n" in containerfile and re.search(r"^BASE_IMAGE=(\S+)$", script.read_text(), re.M)[1] == base
