@@ -80,13 +80,14 @@ export NGINX_IMAGE
 
 start=$(date +%s.%N)
 since() { printf '%.1f s' "$(echo "$(date +%s.%N) - $start" | bc)"; }
+in_time() { [ "$(echo "$(date +%s.%N) - $start > $READY_TIMEOUT" | bc)" = 0 ] || die "$1 after $READY_TIMEOUT s"; }
 say "replicas up (compose.yaml's limits)"
 run up -d --no-build app1 app2 app3 || die "podman-compose up failed"
 for app in app1 app2 app3; do
   ctr=$(podman ps -q --filter "label=io.podman.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$app")
   [ -n "$ctr" ] || die "$app is not running"
   until podman healthcheck run "$ctr" >/dev/null 2>&1; do
-    [ "$(echo "$(date +%s.%N) - $start > $READY_TIMEOUT" | bc)" = 0 ] || die "$app not healthy after $READY_TIMEOUT s"
+    in_time "$app not healthy"
     sleep 1
   done
   up_ms=$(( $(date +%s%3N) - $(podman inspect -f '{{.State.StartedAt.UnixMilli}}' "$ctr") ))
@@ -97,7 +98,7 @@ done
 say "nginx up ($NGINX_IMAGE)"
 run up -d --no-build nginx || die "podman-compose up nginx failed"
 until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/_stcore/health)" = 200 ]; do
-  [ "$(echo "$(date +%s.%N) - $start > $READY_TIMEOUT" | bc)" = 0 ] || die "nginx not answering after $READY_TIMEOUT s"
+  in_time "nginx not answering"
   sleep 0.5
 done
 curl -sf http://127.0.0.1:8080/ | grep -q '<div id="root">' || die "the page through nginx is not Streamlit's"
