@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
 from model.gpt.ablation import BROKEN, ablations, circuit  # noqa: E402
-from model.gpt.decoding import generate  # noqa: E402
-from model.gpt.incremental import logits_of  # noqa: E402
+from model.gpt.decoding import generate, logits_of  # noqa: E402
 from model.gpt.probes import PROBE_SEED, PROBES, repeat_probes  # noqa: E402
 from model.gpt.toy import load  # noqa: E402
 from training import gpt_data, train_gpt  # noqa: E402

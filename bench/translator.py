@@ -27,10 +27,11 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
+from model.cache import Cache  # noqa: E402
 from model.masks import causal_mask  # noqa: E402
-from model.translator import SHIPPED, load_shipped  # noqa: E402
+from model.translator import BLOCKS, SHIPPED, load_shipped  # noqa: E402
 from model.translator.decoding import batch_of, formula_memory, formula_step, generate, words_of  # noqa: E402
-from model.translator.incremental import BLOCKS, Cache, encode, step  # noqa: E402
+from model.translator.incremental import encode, step  # noqa: E402
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, same_translation  # noqa: E402
 from training import toy_language  # noqa: E402
 

@@ -1,10 +1,14 @@
 """Scaled dot-product attention, and multi-head attention with nn.MultiheadAttention's layout."""
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from model.cache import KeyValues
 from model.masks import fully_blocked_rows, merge_masks, to_additive
 from model.trace import AttentionTrace
 
@@ -21,6 +25,33 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     return probs.masked_fill(fully_blocked_rows(mask), 0.0)  # (..., L, 1) rows of nothing but -inf
 
 
+def attention_probs(q: Tensor, k: Tensor, scale: float, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """scores = q k^T * scale (B, nh, L, S), before the mask; probs = softmax(scores + mask). Returns both."""
+    scores = (q @ k.transpose(-2, -1)) * scale
+    return scores, masked_softmax(scores, mask)
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The three operations of a block that have a faster form written over their own input (model.fast.FAST): the
+    block's arithmetic (here and in model/layers.py) is written once and calls them through its `kernels`."""
+
+    attention_probs: Callable[[Tensor, Tensor, float, Tensor | None], tuple[Tensor | None, Tensor]]
+    activate: Callable[[Tensor, Callable[[Tensor], Tensor]], Tensor]  # (hidden, activation) -> activation(hidden)
+    add: Callable[[Tensor, Tensor], Tensor]  # (x, sub-layer output) -> x + output
+
+
+FORMULA = Kernels(attention_probs, lambda hidden, activation: activation(hidden), lambda x, out: x + out)
+
+
+def kernels_for(module: nn.Module, record: bool, *tensors: Tensor) -> Kernels:
+    """The module's own kernels where they may overwrite these tensors (nothing recorded, not training, autograd
+    off for them), else the formula's: a trace needs every intermediate intact, autograd the tensors it saved."""
+    if record or module.training or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        return FORMULA
+    return module.kernels
+
+
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, scale: float | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -35,12 +66,23 @@ def scaled_dot_product_attention(
     return probs @ v, probs
 
 
+class Attended(NamedTuple):
+    """What MultiHeadAttention.attend returns."""
+
+    output: Tensor  # (B, L, E) heads concatenated, then W_O
+    weights: Tensor | None  # (B, nh, L, S) or their mean over heads (B, L, S); None unless asked for
+    kv: KeyValues  # every key and value attended to, past ones first: what a cache keeps
+    trace: AttentionTrace | None  # only with record=True
+
+
 class MultiHeadAttention(nn.Module):
     """Same constructor, parameters and forward as torch.nn.MultiheadAttention.
 
     Parameters: in_proj_weight (3E, E) = [W_Q; W_K; W_V] (or q/k/v_proj_weight when kdim/vdim
     differ from E), in_proj_bias (3E), out_proj = W_O; optional bias_k, bias_v.
     """
+
+    kernels = FORMULA  # model.fast.accelerate gives a model FAST ones
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
@@ -89,51 +131,64 @@ class MultiHeadAttention(nn.Module):
             if b is not None:
                 nn.init.xavier_normal_(b)
 
-    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Q = query W_Q^T + b_Q, K = key W_K^T + b_K, V = value W_V^T + b_V: (B, L, E), (B, S, E), (B, S, E)."""
+    def _weights(self):
+        """(W_Q, b_Q), (W_K, b_K), (W_V, b_V): in_proj_weight = [W_Q; W_K; W_V], or the three separate weights."""
         E, b = self.embed_dim, self.in_proj_bias
         if self._qkv_same_embed_dim:
-            wq, wk, wv = self.in_proj_weight.split(E)  # in_proj_weight = [W_Q; W_K; W_V]
+            weights = self.in_proj_weight.split(E)
         else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        bq, bk, bv = (None, None, None) if b is None else b.split(E)
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+        return tuple(zip(weights, (None, None, None) if b is None else b.split(E)))
 
-    def attend(self, query, key, value, key_padding_mask=None, attn_mask=None, need_weights=True,
-               average_attn_weights=True, scale=None, record=False):
+    def _heads(self, x: Tensor) -> Tensor:
+        """(B, L, E) -> (B, nh, L, hd)."""
+        return x.view(x.size(0), -1, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def keys_values(self, key: Tensor, value: Tensor) -> KeyValues:
+        """K = key W_K^T + b_K, V = value W_V^T + b_V, per head: (B, nh, S, hd) each. A decoder projects its memory
+        once with this and hands the result to every step (attend's kv=)."""
+        _, (wk, bk), (wv, bv) = self._weights()
+        return KeyValues(self._heads(F.linear(key, wk, bk)), self._heads(F.linear(value, wv, bv)))
+
+    def attend(self, query, key=None, value=None, key_padding_mask=None, attn_mask=None, need_weights=True,
+               average_attn_weights=True, scale=None, record=False, *, past: KeyValues | None = None,
+               kv: KeyValues | None = None, keep: Tensor | None = None) -> Attended:
         """The computation, batch-first: query (B, L, E), key (B, S, kdim), value (B, S, vdim).
 
-        Returns (output (B, L, E), weights or None, AttentionTrace or None).
+        past: the keys and values of earlier positions (a cache), put before this call's; kv: keys and values already
+        projected (a decoder's memory), instead of key and value; keep: (nh,) 1 for a working head, 0 for a head
+        switched off, whose context is zeroed before W_O (its attention is still computed and returned).
+        Masks cover every key attended to, past ones included.
         """
         B, L, _ = query.shape
-        q, k, v = self._project(query, key, value)  # (B, L, E), (B, S, E), (B, S, E)
+        (wq, bq), _, _ = self._weights()
+        q = self._heads(F.linear(query, wq, bq))  # (B, nh, L, hd)
+        k, v = kv if kv is not None else self.keys_values(key, value)  # (B, nh, S, hd)
+        if past is not None:
+            k, v = torch.cat([past.k, k], dim=2), torch.cat([past.v, v], dim=2)
+        attended = KeyValues(k, v)  # what a cache keeps, before the extra keys below
         if self.bias_k is not None:  # one learned extra key/value that every query can see
-            k = torch.cat([k, self.bias_k.expand(B, 1, -1)], dim=1)
-            v = torch.cat([v, self.bias_v.expand(B, 1, -1)], dim=1)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        nh, hd = self.num_heads, self.head_dim
-        q = q.view(B, L, nh, hd).transpose(1, 2)  # (B, nh, L, hd)
-        k = k.view(B, -1, nh, hd).transpose(1, 2)  # (B, nh, S, hd)
-        v = v.view(B, -1, nh, hd).transpose(1, 2)  # (B, nh, S, hd)
+            k = torch.cat([k, self._heads(self.bias_k.expand(B, 1, -1))], dim=2)
+            v = torch.cat([v, self._heads(self.bias_v.expand(B, 1, -1))], dim=2)
+            attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
         if self.add_zero_attn:  # one all-zero key/value
-            k = torch.cat([k, k.new_zeros(B, nh, 1, hd)], dim=2)
-            v = torch.cat([v, v.new_zeros(B, nh, 1, hd)], dim=2)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        S = k.size(2)
-        mask = merge_masks(attn_mask, key_padding_mask, B, nh, L, S, q.dtype)  # (B|1, nh|1, L, S)
-        scale = 1.0 / math.sqrt(hd) if scale is None else scale
-        scores = (q @ k.transpose(-2, -1)) * scale  # (B, nh, L, S)
-        probs = F.dropout(masked_softmax(scores, mask), self.dropout, training=self.training)  # (B, nh, L, S)
+            k = torch.cat([k, k.new_zeros(B, self.num_heads, 1, self.head_dim)], dim=2)
+            v = torch.cat([v, v.new_zeros(B, self.num_heads, 1, self.head_dim)], dim=2)
+            attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+        mask = merge_masks(attn_mask, key_padding_mask, B, self.num_heads, L, k.size(2), q.dtype)  # (B|1, nh|1, L, S)
+        scale = 1.0 / math.sqrt(self.head_dim) if scale is None else scale
+        kernels = kernels_for(self, record, q, k, v)
+        scores, probs = kernels.attention_probs(q, k, scale, mask)  # (B, nh, L, S) each
+        probs = F.dropout(probs, self.dropout, training=self.training)
         context = probs @ v  # (B, nh, L, hd)
-        output = self.out_proj(context.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
+        heads = context if keep is None else context * keep.view(1, -1, 1, 1)  # heads switched off: 0
+        output = self.out_proj(heads.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)
 
         weights = None
         if need_weights:
             weights = probs.mean(dim=1) if average_attn_weights else probs
         trace = AttentionTrace(q, k, v, scores, mask, probs, context, output, scale) if record else None
-        return output, weights, trace
+        return Attended(output, weights, attended, trace)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False, *, scale=None, record=False):
@@ -148,8 +203,8 @@ class MultiHeadAttention(nn.Module):
                 key_padding_mask = key_padding_mask.unsqueeze(0)
         elif not self.batch_first:  # (L, B, E) -> (B, L, E)
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        output, weights, trace = self.attend(query, key, value, key_padding_mask, attn_mask, need_weights,
-                                             average_attn_weights, scale, record)
+        output, weights, _, trace = self.attend(query, key, value, key_padding_mask, attn_mask, need_weights,
+                                                average_attn_weights, scale, record)
         if not batched:
             output = output.squeeze(0)
             weights = None if weights is None else weights.squeeze(0)

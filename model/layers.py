@@ -1,15 +1,18 @@
-"""Feed-forward, encoder layer and decoder layer, Post-LN or Pre-LN (`norm_first`).
+"""The Transformer block, written once: self-attention, an optional cross-attention, the feed-forward network, Post-LN
+or Pre-LN (`norm_first`); and the encoder and decoder layers of torch.nn made of it.
 
-Constructors, parameter names and forward signatures follow torch.nn.TransformerEncoderLayer
-and TransformerDecoderLayer, so their state_dicts load strictly. Inside, everything is batch-first.
+EncoderLayer and DecoderLayer follow torch.nn.TransformerEncoderLayer and TransformerDecoderLayer's constructors,
+parameter names and forward signatures, so their state_dicts load strictly. Inside, everything is batch-first.
 """
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.attention import MultiHeadAttention
+from model.attention import FORMULA, MultiHeadAttention, kernels_for
+from model.cache import KeyValues
 from model.masks import causal_mask
 from model.trace import LayerTrace, ResidualTrace
 
@@ -29,41 +32,94 @@ def get_activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Te
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class _ResidualLayer(nn.Module):
-    """What encoder and decoder layers share: the FFN and the residual wiring."""
+class BlockOutput(NamedTuple):
+    """What Block.run returns."""
 
-    def _init_ffn(self, d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, factory):
+    x: Tensor  # (B, T, E) the block's output
+    attention: Tensor  # (B, nh, T, S) the self-attention's probabilities, per head
+    cross_attention: Tensor | None  # (B, nh, T, M) the cross-attention's, in a block that has one
+    kv: KeyValues  # the self-attention's keys and values, past ones first: a cache's next entry
+    cross_kv: KeyValues | None  # the cross-attention's, the memory's projected once
+    trace: LayerTrace | None  # only with record=True
+
+
+class Block(nn.Module):
+    """One Transformer block, the only one here: self-attention (a causal mask makes it a decoder's), an optional
+    cross-attention to an encoder's output, then the feed-forward network; each a residual sub-layer, Post-LN
+    norm(x + f(x)) or Pre-LN x + f(norm(x)) (norm_first). Every encoder, decoder and GPT here is a stack of it.
+
+    Parameters as torch.nn's layers name them: self_attn, multihead_attn (the cross-attention), linear1, linear2,
+    norm1 and norm2, and norm3 in a block with cross-attention (there the FFN's is norm3)."""
+
+    kernels = FORMULA  # model.fast.accelerate gives a model FAST ones
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
+                 batch_first=True, norm_first=False, bias=True, cross_attention=False, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            **factory)
+        if cross_attention:
+            self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **factory)
         self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
+        self.norm_first, self.cross = norm_first, cross_attention
+        sublayers = 3 if cross_attention else 2
+        for i in range(1, sublayers + 1):
+            setattr(self, f"norm{i}", nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        for i in range(1, sublayers + 1):
+            setattr(self, f"dropout{i}", nn.Dropout(dropout))
         self.activation = get_activation(activation)
         self.activation_relu_or_gelu = self.activation in (F.relu, F.gelu)  # as PyTorch records it
 
-    def _residual(self, x: Tensor, norm: nn.LayerNorm, dropout: nn.Dropout, sublayer, record: bool):
-        """Post-LN: norm(x + f(x)); Pre-LN: x + f(norm(x)). f returns (output, extra)."""
-        sub_in = norm(x) if self.norm_first else x
-        sub_out, extra = sublayer(sub_in)
+    @property
+    def ffn_norm(self) -> nn.Module:
+        return self.norm3 if self.cross else self.norm2
+
+    def run(self, x: Tensor, memory: Tensor | None = None, *, mask=None, padding=None, memory_mask=None,
+            memory_padding=None, past: KeyValues | None = None, memory_kv: KeyValues | None = None,
+            keep: Tensor | None = None, keep_cross: Tensor | None = None, record: bool = False,
+            ffn: bool = True) -> BlockOutput:
+        """x (B, T, E) through the block, batch-first.
+
+        mask: over the self-attention's keys, (T, S) or (B|1, nh|1, T, S), bool (True = blocked) or additive, past
+        keys included (a causal mask makes the block a decoder's); padding (B, S) True at a padding key.
+        memory (B, M, E): the encoder's output, or memory_kv its keys and values projected once; memory_mask and
+        memory_padding over them. past: this block's self-attention keys and values so far (a cache).
+        keep, keep_cross: (nh,) 0 for a head switched off (its context zeroed before W_O), 1 for the others.
+        ffn=False stops after the attention, which is all a map needs.
+        """
+        h = self.norm1(x) if self.norm_first else x
+        sa = self.self_attn.attend(h, h, h, padding, mask, True, False, record=record, past=past, keep=keep)
+        x, sa_block = self._residual(x, h, sa.output, self.norm1, self.dropout1, record)
+        ca = ca_block = None
+        if self.cross:
+            h = self.norm2(x) if self.norm_first else x
+            ca = self.multihead_attn.attend(h, memory, memory, memory_padding, memory_mask, True, False,
+                                            record=record, kv=memory_kv, keep=keep_cross)
+            x, ca_block = self._residual(x, h, ca.output, self.norm2, self.dropout2, record)
+        hidden = ffn_block = None
+        if ffn:
+            h = self.ffn_norm(x) if self.norm_first else x
+            hidden = self.linear1(h)  # (B, T, d_ff)
+            hidden = kernels_for(self, record, hidden).activate(hidden, self.activation)
+            out = self.linear2(self.dropout(hidden))  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
+            x, ffn_block = self._residual(x, h, out, self.ffn_norm, self.dropout3 if self.cross else self.dropout2,
+                                          record)
+        trace = None
+        if record:
+            trace = LayerTrace(sa.trace, sa_block, ca and ca.trace, ca_block, hidden, ffn_block)
+        return BlockOutput(x, sa.weights, ca and ca.weights, sa.kv, ca and ca.kv, trace)
+
+    def _residual(self, x: Tensor, sub_in: Tensor, sub_out: Tensor, norm: nn.Module, dropout: nn.Dropout,
+                  record: bool) -> tuple[Tensor, ResidualTrace | None]:
+        """Post-LN: norm(x + f(x)); Pre-LN: x + f(norm(x)), from f's input and output."""
         sub_out = dropout(sub_out)
-        residual = x + sub_out
+        residual = kernels_for(self, record, sub_out).add(x, sub_out)
         out = residual if self.norm_first else norm(residual)
-        return out, extra, (ResidualTrace(x, sub_in, sub_out, residual, out) if record else None)
-
-    def _ffn(self, x: Tensor, norm: nn.LayerNorm, dropout: nn.Dropout, record: bool):
-        def ffn(h):  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
-            hidden = self.activation(self.linear1(h))  # (B, T, d_ff)
-            return self.linear2(self.dropout(hidden)), hidden
-
-        return self._residual(x, norm, dropout, ffn, record)
-
-    def _self_attention(self, x, norm, dropout, attn_mask, key_padding_mask, record, need_weights=False):
-        """Returns (out, (per-head weights or None, AttentionTrace or None), ResidualTrace or None)."""
-        def sa(h):
-            out, weights, trace = self.self_attn.attend(h, h, h, key_padding_mask, attn_mask, need_weights,
-                                                        average_attn_weights=False, record=record)
-            return out, (weights, trace)
-
-        return self._residual(x, norm, dropout, sa, record)
+        return out, (ResidualTrace(x, sub_in, sub_out, residual, out) if record else None)
 
 
 def _layout(x: Tensor, batch_first: bool) -> tuple[Tensor, bool]:
@@ -90,61 +146,32 @@ def _causal_or(mask: Tensor | None, is_causal: bool, query_len: int, key_len: in
     return mask
 
 
-class EncoderLayer(_ResidualLayer):
-    """Self-attention then feed-forward, each wrapped in a residual block (as nn.TransformerEncoderLayer)."""
+class EncoderLayer(Block):
+    """Self-attention then feed-forward (as nn.TransformerEncoderLayer): a Block without cross-attention."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            **factory)
-        self._init_ffn(d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, factory)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                         bias, device=device, dtype=dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, *, record=False):
         """src (T, B, E), or (B, T, E) with batch_first, or (T, E). With record=True returns (out, LayerTrace)."""
         batch_first = self.self_attn.batch_first
         x, unbatched = _layout(src, batch_first)
-        out, _, trace = self.encode(x, _causal_or(src_mask, is_causal, x.size(1), x.size(1), x.device),
-                                 _unsqueeze(src_key_padding_mask, unbatched), record)
-        out = _restore(out, batch_first, unbatched)
-        return (out, trace) if record else out
-
-    def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, need_weights=False):
-        """x (B, T, E) -> (B, T, E), self-attention probabilities (B, nh, T, T) or None, LayerTrace or None."""
-        x, (probs, sa_trace), sa_block = self.self_attention_block(x, attn_mask, key_padding_mask, record,
-                                                                   need_weights)
-        x, hidden, ffn_block = self._ffn(x, self.norm2, self.dropout2, record)
-        return x, probs, (LayerTrace(sa_trace, sa_block, None, None, hidden, ffn_block) if record else None)
-
-    def self_attention_block(self, x, attn_mask=None, key_padding_mask=None, record=False, need_weights=False):
-        """The first residual block alone, as encode runs it: (out, (probabilities or None, AttentionTrace or
-        None), ResidualTrace or None)."""
-        return self._self_attention(x, self.norm1, self.dropout1, attn_mask, key_padding_mask, record, need_weights)
+        out = self.run(x, mask=_causal_or(src_mask, is_causal, x.size(1), x.size(1), x.device),
+                       padding=_unsqueeze(src_key_padding_mask, unbatched), record=record)
+        x = _restore(out.x, batch_first, unbatched)
+        return (x, out.trace) if record else x
 
 
-class DecoderLayer(_ResidualLayer):
-    """Masked self-attention, cross-attention to the encoder's memory, feed-forward."""
+class DecoderLayer(Block):
+    """Masked self-attention, cross-attention to the encoder's memory, feed-forward (as nn.TransformerDecoderLayer):
+    a Block with cross-attention."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            **factory)
-        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                 **factory)
-        self._init_ffn(d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, factory)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                         bias, cross_attention=True, device=device, dtype=dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, *, record=False):
@@ -152,35 +179,9 @@ class DecoderLayer(_ResidualLayer):
         batch_first = self.self_attn.batch_first
         x, unbatched = _layout(tgt, batch_first)
         mem, _ = _layout(memory, batch_first)
-        out, trace = self.decode(
-            x, mem,
-            _causal_or(tgt_mask, tgt_is_causal, x.size(1), x.size(1), x.device),
-            _causal_or(memory_mask, memory_is_causal, x.size(1), mem.size(1), x.device),
-            _unsqueeze(tgt_key_padding_mask, unbatched), _unsqueeze(memory_key_padding_mask, unbatched), record,
-        )
-        out = _restore(out, batch_first, unbatched)
-        return (out, trace) if record else out
-
-    def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-               memory_key_padding_mask=None, record=False):
-        """x (B, T, E), memory (B, S, E) -> (B, T, E), LayerTrace or None."""
-        x, sa_trace, sa_block, ca_trace, ca_block = self.attention_blocks(
-            x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, record)
-        x, hidden, ffn_block = self._ffn(x, self.norm3, self.dropout3, record)
-        return x, (LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block) if record else None)
-
-    def attention_blocks(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                         memory_key_padding_mask=None, record=False):
-        """The first two residual blocks, as decode runs them: masked self-attention, then cross-attention to the
-        memory. Returns (out, self AttentionTrace, its ResidualTrace, cross AttentionTrace, its ResidualTrace),
-        the traces None without record."""
-        x, (_, sa_trace), sa_block = self._self_attention(x, self.norm1, self.dropout1, tgt_mask,
-                                                          tgt_key_padding_mask, record)
-
-        def cross(h):
-            out, _, trace = self.multihead_attn.attend(h, memory, memory, memory_key_padding_mask, memory_mask,
-                                                       need_weights=False, record=record)
-            return out, trace
-
-        x, ca_trace, ca_block = self._residual(x, self.norm2, self.dropout2, cross, record)
-        return x, sa_trace, sa_block, ca_trace, ca_block
+        out = self.run(x, mem, mask=_causal_or(tgt_mask, tgt_is_causal, x.size(1), x.size(1), x.device),
+                       memory_mask=_causal_or(memory_mask, memory_is_causal, x.size(1), mem.size(1), x.device),
+                       padding=_unsqueeze(tgt_key_padding_mask, unbatched),
+                       memory_padding=_unsqueeze(memory_key_padding_mask, unbatched), record=record)
+        x = _restore(out.x, batch_first, unbatched)
+        return (x, out.trace) if record else x

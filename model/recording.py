@@ -10,12 +10,10 @@ stacks through the same Stack, the decoder with its masked self-attention and it
 Recording returns values (model.trace); nothing is stored on a module, which every session shares.
 """
 import copy
-from collections.abc import Callable
 
-import torch
 from torch import Tensor, nn
 
-from model.trace import AttentionTrace, EmbeddingTrace, LayerTrace, ModelOutput, StackTrace
+from model.trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace
 
 
 def _clones(layer: nn.Module, n: int) -> nn.ModuleList:
@@ -37,39 +35,6 @@ class Stack(nn.Module):
         if not 0 <= until < len(self.layers):
             raise IndexError(f"layer {until} of a stack of {len(self.layers)} layers")
         return self.layers[:until + 1]
-
-    def run(self, x: Tensor, layer_pass: Callable, record: bool, until: int | None = None,
-            embeddings: EmbeddingTrace | None = None):
-        """x through layers 0..until; layer_pass(layer, x) -> (x, attention maps or None, LayerTrace or None).
-
-        Returns the last layer's output (no final norm), the maps per layer, and a StackTrace (or None)."""
-        maps, traces = [], []
-        for layer in self.layers_until(until):
-            x, probs, trace = layer_pass(layer, x)
-            maps.append(probs)
-            traces.append(trace)
-        return x, tuple(maps), (StackTrace(embeddings, tuple(traces), x) if record else None)
-
-    def inputs_and_blocks(self, x: Tensor, record_layer: Callable, record_attention: Callable):
-        """Each layer's input and attention blocks as run(record=True) computes them, bit for bit, without the
-        last layer's feed-forward: with d_ff = 4E, two thirds of that layer's multiply-adds.
-
-        record_layer(layer, x) -> (x, LayerTrace); record_attention(layer, x) -> the layer's AttentionTraces, as
-        its recorded pass makes them. Returns inputs (layers, B, T, E) and, per layer, its AttentionTraces."""
-        inputs, blocks, last = [], [], len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            inputs.append(x)
-            if i < last:
-                x, trace = record_layer(layer, x)
-                blocks.append(attention_blocks(trace))
-            else:
-                blocks.append(record_attention(layer, x))
-        return torch.stack(inputs), blocks
-
-
-def attention_blocks(trace: LayerTrace) -> tuple[AttentionTrace, ...]:
-    """A layer's attention blocks in order: self-attention, then cross-attention in a decoder layer."""
-    return (trace.self_attn,) if trace.cross_attn is None else (trace.self_attn, trace.cross_attn)
 
 
 class TokenEncoder(nn.Module):
@@ -117,6 +82,12 @@ class TokenEncoder(nn.Module):
         x, _ = self.embed(input_ids, None, True)
         return self.encoder.inputs_and_attentions(x, attn_mask, self.key_padding(attention_mask, x.dtype))
 
+    def layer_outputs(self, x: Tensor) -> list[Tensor]:
+        """Each layer's output (B, T, E) from the embeddings' output x, without a trace (autograd may run)."""
+        outputs: list = []
+        self.encoder.encode(x, outputs=outputs)
+        return outputs
+
     def stack_output(self, x: Tensor) -> Tensor:
         """forward(record=True).trace.output from the last layer's output x: after the final norm, if any."""
         return x if self.encoder.norm is None else self.encoder.norm(x)
@@ -128,4 +99,5 @@ class TokenEncoder(nn.Module):
     def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
         """Layer `index` alone, recorded, from its input x (B, T, E) and the forward pass's masks: equal to
         forward(record=True).trace.layers[index], so a caller can keep each layer's input and recompute the rest."""
-        return self.encoder.layers[index].encode(x, attn_mask, self.key_padding(attention_mask, x.dtype), True)[2]
+        return self.encoder.layers[index].run(x, mask=attn_mask, padding=self.key_padding(attention_mask, x.dtype),
+                                              record=True).trace

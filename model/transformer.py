@@ -1,8 +1,13 @@
-"""Stacks of layers: Encoder, Decoder and the encoder-decoder Transformer, as torch.nn has them."""
+"""Stacks of blocks: Encoder, Decoder and the encoder-decoder Transformer, as torch.nn has them."""
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from model.cache import Cache
+from model.heads import HeadsOff, keep_of
+from model.kinds import Block
 from model.layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
 from model.masks import square_subsequent_mask
 from model.recording import Stack
@@ -43,15 +48,23 @@ class Encoder(Stack):
         return (out, trace) if record else out
 
     def encode(self, x, attn_mask=None, key_padding_mask=None, record=False, embeddings=None, need_weights=False,
-               until=None):
-        """x (B, T, E) through every layer, or layers 0..until (no final norm).
+               until=None, off: HeadsOff | None = None, outputs: list | None = None):
+        """x (B, T, E) through every layer, or layers 0..until (no final norm), with the heads `off` switched off.
+        outputs: a list that gets each layer's output (B, T, E) (the logit lens).
 
         Returns (B, T, E), per-layer attention probabilities (B, nh, T, T) or None, StackTrace or None.
         """
-        x, attentions, trace = self.run(
-            x, lambda layer, h: layer.encode(h, attn_mask, key_padding_mask, record, need_weights), record, until,
-            embeddings)
-        return x, attentions if need_weights else None, trace
+        maps, traces = [], []
+        for i, layer in enumerate(self.layers_until(until)):
+            out = layer.run(x, mask=attn_mask, padding=key_padding_mask, keep=keep_of(off, Block.ENCODER, i),
+                            record=record)
+            x = out.x
+            maps.append(out.attention)
+            traces.append(out.trace)
+            if outputs is not None:
+                outputs.append(x)
+        trace = StackTrace(embeddings, tuple(traces), x) if record else None
+        return x, tuple(maps) if need_weights else None, trace
 
     def inputs_and_attentions(self, x, attn_mask=None, key_padding_mask=None) -> tuple[Tensor, Tensor, Tensor | None]:
         """Each layer's input and attention probabilities as encode(x, record=True) computes them, bit for bit,
@@ -61,15 +74,13 @@ class Encoder(Stack):
         Returns inputs (layers, B, T, E), probabilities (layers, B, nh, T, T), and the additive mask every layer
         applied (B|1, nh|1, T, T) or None.
         """
-        def record_layer(layer, h):
-            h, _, trace = layer.encode(h, attn_mask, key_padding_mask, True)
-            return h, trace
-
-        def record_attention(layer, h):  # the attention block alone, recorded as encode records it
-            return (layer.self_attention_block(h, attn_mask, key_padding_mask, True)[1][1],)
-
-        inputs, blocks = self.inputs_and_blocks(x, record_layer, record_attention)
-        return inputs, torch.stack([b[0].probs for b in blocks]), blocks[-1][0].mask
+        inputs, maps, last = [], [], len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            inputs.append(x)
+            out = layer.run(x, mask=attn_mask, padding=key_padding_mask, record=True, ffn=i < last)
+            x = out.x
+            maps.append(out.trace.self_attn.probs)
+        return torch.stack(inputs), torch.stack(maps), out.trace.self_attn.mask
 
     def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
         """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.
@@ -99,7 +110,7 @@ class Decoder(Stack):
         x, unbatched = _layout(tgt, batch_first)
         mem, _ = _layout(memory, batch_first)
         T, S = x.size(1), mem.size(1)
-        out, trace = self.decode(x, mem, _causal_or(tgt_mask, bool(tgt_is_causal), T, T, x.device),
+        out, trace, _ = self.decode(x, mem, _causal_or(tgt_mask, bool(tgt_is_causal), T, T, x.device),
                                  _causal_or(memory_mask, memory_is_causal, T, S, x.device),
                                  _unsqueeze(tgt_key_padding_mask, unbatched),
                                  _unsqueeze(memory_key_padding_mask, unbatched), record)
@@ -107,19 +118,35 @@ class Decoder(Stack):
         return (out, trace) if record else out
 
     def decode(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-               memory_key_padding_mask=None, record=False, embeddings=None, until=None):
+               memory_key_padding_mask=None, record=False, embeddings=None, until=None, *,
+               cache: Cache | None = None, off: HeadsOff | None = None, outputs: list | None = None):
         """Batch-first (B, T, E) through every layer and the final norm, or through layers 0..until (no final norm).
-        Returns (B, T, E), StackTrace or None."""
-        def layer_pass(layer, h):
-            h, trace = layer.decode(h, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
-                                    record)
-            return h, None, trace
 
-        x, _, trace = self.run(x, layer_pass, record, until, embeddings)
+        cache: the keys and values of the words before x, and the memory's (then memory may be None): x is then
+        the next words only, and the returned cache holds them too. off: heads switched off. outputs: a list that
+        gets each layer's output (B, T, E) (the logit lens).
+
+        Returns (B, T, E), StackTrace or None, and a Decoded: each layer's attention and the cache with x's words.
+        """
+        traces, self_maps, cross_maps, kv, cross_kv = [], [], [], [], []
+        for i, layer in enumerate(self.layers_until(until)):
+            past, memory_kv = (None, None) if cache is None else cache.layer(i)
+            out = layer.run(x, memory, mask=tgt_mask, memory_mask=memory_mask, padding=tgt_key_padding_mask,
+                            memory_padding=memory_key_padding_mask, past=past, memory_kv=memory_kv,
+                            keep=keep_of(off, Block.DECODER, i), keep_cross=keep_of(off, Block.CROSS, i),
+                            record=record)
+            x = out.x
+            traces.append(out.trace)
+            self_maps.append(out.attention)
+            cross_maps.append(out.cross_attention)
+            kv.append(out.kv)
+            cross_kv.append(out.cross_kv)
+            if outputs is not None:
+                outputs.append(x)
         if until is None and self.norm is not None:
             x = self.norm(x)
-            trace = StackTrace(embeddings, trace.layers, x) if record else None
-        return x, trace
+        trace = StackTrace(embeddings, tuple(traces), x) if record else None
+        return x, trace, Decoded(tuple(self_maps), tuple(cross_maps), Cache(tuple(kv), tuple(cross_kv)))
 
     def inputs_and_attentions(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                               memory_key_padding_mask=None):
@@ -129,19 +156,24 @@ class Decoder(Stack):
         Returns inputs (layers, B, T, E), self-attention (layers, B, nh, T, T), cross-attention
         (layers, B, nh, T, S), and the additive masks of the self- and the cross-attention (or None).
         """
-        masks = (tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+        inputs, self_maps, cross_maps, last = [], [], [], len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            inputs.append(x)
+            out = layer.run(x, memory, mask=tgt_mask, memory_mask=memory_mask, padding=tgt_key_padding_mask,
+                            memory_padding=memory_key_padding_mask, record=True, ffn=i < last)
+            x = out.x
+            self_maps.append(out.trace.self_attn.probs)
+            cross_maps.append(out.trace.cross_attn.probs)
+        return (torch.stack(inputs), torch.stack(self_maps), torch.stack(cross_maps), out.trace.self_attn.mask,
+                out.trace.cross_attn.mask)
 
-        def record_layer(layer, h):
-            return layer.decode(h, memory, *masks, record=True)
 
-        def record_attention(layer, h):  # the two attention blocks alone, recorded as decode records them
-            blocks = layer.attention_blocks(h, memory, *masks, record=True)
-            return blocks[1], blocks[3]
+class Decoded(NamedTuple):
+    """What Decoder.decode keeps beside its output: each layer's maps, and the cache with the words just read."""
 
-        inputs, blocks = self.inputs_and_blocks(x, record_layer, record_attention)
-        self_attn, cross = blocks[-1]
-        return (inputs, torch.stack([b[0].probs for b in blocks]), torch.stack([b[1].probs for b in blocks]),
-                self_attn.mask, cross.mask)
+    attentions: tuple[Tensor, ...]  # per layer (B, nh, T, S): the causal self-attention, S = words read so far
+    cross_attentions: tuple[Tensor, ...]  # per layer (B, nh, T, M): the attention to the memory
+    cache: Cache
 
 
 class Transformer(nn.Module):

@@ -142,7 +142,7 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding
     compiled = model.compiling.ready() if plain else None
-    with budget().room(encoder_pass_bytes(*stack_sizes(loaded.model.encoder), len(ids)), spare=(model_key(choice),)):
+    with budget().room(encoder_pass_bytes(*stack_sizes(loaded.facts), len(ids)), spare=(model_key(choice),)):
         if compiled is not None:  # the same numbers, without waiting for the GIL between operations
             (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
         else:

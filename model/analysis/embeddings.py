@@ -22,10 +22,9 @@ class SentenceVectors:
 def sentence_vectors(model, input_ids: torch.Tensor) -> SentenceVectors:
     """input_ids (1, T), no padding; under torch.inference_mode (the model thread's)."""
     x, _ = model.embed(input_ids, None, False)  # (1, T, E)
-    pooled = [x[0].mean(0)]
-    for layer in model.encoder.layers:
-        x = layer.encode(x)[0]
-        pooled.append(x[0].mean(0))
+    outputs = model.layer_outputs(x)
+    pooled = [x[0].mean(0), *(h[0].mean(0) for h in outputs)]
+    x = outputs[-1]
     last = model.stack_output(x)[0]  # (T, E) after the final norm, if the stack has one
     pooled[-1] = last.mean(0)
     p = pooled[-1]

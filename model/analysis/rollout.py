@@ -66,8 +66,7 @@ def saliency(model, input_ids: torch.Tensor, target: str = "sentence", token: in
     with torch.inference_mode(False), torch.enable_grad():
         x, _ = model.embed(input_ids.clone(), None, False)
         x = x.detach().clone().requires_grad_(True)  # (1, T, E)
-        hidden, _, _ = model.encoder.encode(x)
-        out = model.stack_output(hidden)[0]  # (T, E)
+        out = model.stack_output(model.layer_outputs(x)[-1])[0]  # (T, E)
         y = out.mean(0).norm() if target == "sentence" else out[token].norm()
         (grad,) = torch.autograd.grad(y, x)
         product = (grad * x)[0].detach()  # (T, E)

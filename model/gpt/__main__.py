@@ -21,10 +21,11 @@ from pathlib import Path
 
 import torch
 
-from model.gpt.decoding import generate, next_word
-from model.gpt.incremental import heads_off_for, logits_of, parse_heads
+from model.gpt.decoding import generate, logits_of, next_word
+from model.gpt.model import BLOCKS
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load
+from model.heads import parse_heads
 from model.loading.checkpoint import CheckpointError
 from model.printable import visible
 from model.sampling import Sampling
@@ -117,9 +118,9 @@ def main(argv=None) -> int:
         return fail(mistake)
     try:
         sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed) if args.sample else None
-        heads = parse_heads(args.ablate)
+        heads = parse_heads(args.ablate, BLOCKS)
         model, vocabulary = load(args.model)
-        heads_off_for(model, heads)  # a head the model does not have is said before any work
+        model.heads_off(heads)  # a head the model does not have is said before any work
         reader = reader_of(args.model, vocabulary)
         if args.file is None:
             lines = []

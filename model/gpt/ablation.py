@@ -1,5 +1,5 @@
 """Which heads carry copying from context: copy accuracy on repeat probes and the loss on single toy sentences, with
-heads switched off (model.gpt.incremental: a head's context zeroed before W_O), for every single head and for every
+heads switched off (model.heads: a head's context zeroed before W_O), for every single head and for every
 pair of heads of one layer; and the circuit read from them.
 
 The circuit (model.gpt.probes): the induction head(s) of a later layer, and the previous-token head(s) of an earlier
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from model.gpt.incremental import Head, logits_of
+from model.gpt.decoding import logits_of
 from model.gpt.probes import copy_accuracy
 
+LayerHead = tuple[int, int]  # (layer, head): a head of a model of one block, as model.heads reads it
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
 
 
@@ -37,13 +38,13 @@ def mean_nll(logits: Callable[[Tensor], Tensor], rows: Sequence[Sequence[int]], 
     return total / count
 
 
-def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[Head] = (), batch: int = 1024) -> float:
+def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[LayerHead] = (), batch: int = 1024) -> float:
     """mean_nll of the GPT with `heads` switched off."""
     heads = tuple(heads)
     return mean_nll(lambda ids: logits_of(model, ids, heads), rows, batch)
 
 
-def probe_accuracy(model, probes: Tensor, heads: Iterable[Head] = ()) -> float:
+def probe_accuracy(model, probes: Tensor, heads: Iterable[LayerHead] = ()) -> float:
     with torch.inference_mode():
         return copy_accuracy(logits_of(model, probes, tuple(heads)), probes)
 
@@ -52,7 +53,7 @@ def probe_accuracy(model, probes: Tensor, heads: Iterable[Head] = ()) -> float:
 class Ablated:
     """Heads switched off, and what the model does then."""
 
-    heads: tuple[Head, ...]
+    heads: tuple[LayerHead, ...]
     copy_accuracy: float
     loss: float  # on single toy sentences, nats per word
 

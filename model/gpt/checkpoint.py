@@ -15,8 +15,8 @@ from model.loading.checkpoint import CheckpointError, check_shape, out_of_memory
 from model.messages import Later
 
 _LAYER = {"ln_1": "norm1", "ln_2": "norm2", "attn.c_attn": "self_attn.in_proj", "attn.c_proj": "self_attn.out_proj",
-          "mlp.c_fc": "linear1", "mlp.c_proj": "linear2"}  # inside h.{i} -> inside encoder.layers.{i}
-_TOP = {"wte": "wte", "wpe": "wpe", "ln_f": "encoder.norm"}
+          "mlp.c_fc": "linear1", "mlp.c_proj": "linear2"}  # inside h.{i} -> inside blocks.{i}
+_TOP = {"wte": "wte", "wpe": "wpe", "ln_f": "ln_f"}
 _CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")  # weight (in, out): transposed
 IGNORED = ("attn.bias", "attn.masked_bias")  # old checkpoints' causal-mask buffers, not weights
 TIED = "lm_head.weight"  # the output; GPT-2 ties it to wte
@@ -31,7 +31,7 @@ def our_name(hf: str) -> tuple[str | None, bool]:
     if prefix.startswith("h."):
         i, _, inner = prefix.removeprefix("h.").partition(".")
         if inner in _LAYER and i.isdigit():
-            name = f"encoder.layers.{i}.{_LAYER[inner]}"
+            name = f"blocks.{i}.{_LAYER[inner]}"
             if inner == "attn.c_attn":
                 return f"{name}_{leaf}", leaf == "weight"
             return f"{name}.{leaf}", inner in _CONV1D and leaf == "weight"
@@ -77,10 +77,10 @@ def hf_name(ours: str) -> str:
         if ours.startswith(prefix + "."):
             return f"transformer.{hf_prefix}.{ours.removeprefix(prefix + '.')}"
     parts = ours.split(".")
-    inner = ".".join(parts[3:])
+    inner = ".".join(parts[2:])
     for hf_inner, mine in _LAYER.items():
         if inner.startswith(mine):
-            return f"transformer.h.{parts[2]}.{hf_inner}.{inner.removeprefix(mine).lstrip('._')}"
+            return f"transformer.h.{parts[1]}.{hf_inner}.{inner.removeprefix(mine).lstrip('._')}"
     return ours
 
 

@@ -98,8 +98,8 @@ class GPTConfig:
         V, E = self.vocab_size, self.n_embd
         shapes = {"wte.weight": (V, E), "wpe.weight": (self.n_positions, E)}
         for i in range(self.n_layer):
-            shapes |= {f"encoder.layers.{i}.{name}": shape for name, shape in self._layer_shapes().items()}
-        return shapes | {"encoder.norm.weight": (E,), "encoder.norm.bias": (E,)}
+            shapes |= {f"blocks.{i}.{name}": shape for name, shape in self._layer_shapes().items()}
+        return shapes | {"ln_f.weight": (E,), "ln_f.bias": (E,)}
 
     def _layer_shapes(self) -> dict[str, tuple[int, ...]]:
         E, F = self.n_embd, self.d_ff

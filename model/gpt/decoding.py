@@ -1,12 +1,12 @@
 """How the GPT writes: the next word's distribution, and a generation of N words, greedy or sampled (model.sampling),
-with any heads switched off; the prompt read once, then one row per word (model.gpt.incremental)."""
+with any heads switched off (model.heads); the prompt read once, then one row per word (GPT.forward's cache)."""
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from model.gpt.incremental import Head, extend, heads_off_for
+from model.heads import Head
 from model.sampling import Sampling
 
 
@@ -24,10 +24,15 @@ class Generation:
         return torch.cat([self.prompt, self.written])
 
 
+def logits_of(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
+    """(B, T) ids -> (B, T, V) next-word logits at every position, with `heads` switched off. A row padded on the
+    right reads its words as if alone: no word sees a later one."""
+    return model(ids, off=model.heads_off(heads)).logits
+
+
 def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
     """(P,) prompt ids -> (V,) the probability of each next word."""
-    logits, _, _ = extend(model, ids[None], None, heads_off_for(model, heads))
-    return torch.softmax(logits[0, -1], -1)
+    return torch.softmax(logits_of(model, ids[None], heads)[0, -1], -1)
 
 
 def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = ()) \
@@ -36,13 +41,13 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
     with a generator seeded by its seed."""
     if prompt.numel() == 0:
         raise ValueError("a generation starts from at least one word")
-    off = heads_off_for(model, heads)
+    off = model.heads_off(heads)
     steps = max(0, min(steps, model.max_positions - prompt.numel()))
     generator = None if sampling is None else torch.Generator().manual_seed(sampling.seed)
-    logits, cache, rows = extend(model, prompt[None], None, off)
-    written, chosen_from, row_steps = [], [], [rows]
+    out = model(prompt[None], off=off)
+    written, chosen_from, row_steps = [], [], [out.attentions]
     for k in range(steps):
-        scores = logits[:, -1]  # (1, V)
+        scores = out.logits[:, -1]  # (1, V)
         if sampling is None:
             word = scores.argmax(-1)
         else:
@@ -50,8 +55,8 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
         written.append(int(word))
         chosen_from.append(scores[0])
         if k + 1 < steps:
-            logits, cache, rows = extend(model, word[:, None], cache, off)
-            row_steps.append(rows)
+            out = model(word[:, None], cache=out.cache, off=off)
+            row_steps.append(out.attentions)
     total = prompt.numel() + max(0, len(written) - 1)
     attentions = []
     for layer in range(model.config.n_layer):

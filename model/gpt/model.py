@@ -1,28 +1,34 @@
-"""A GPT: a decoder-only Transformer that writes the next word, GPT-2's architecture on the layers of model/layers.py.
+"""A GPT: a decoder-only Transformer that writes the next word, GPT-2's architecture on the block of model/layers.py.
 
     x_0 = W_te[ids] + W_pe[0..T-1]                     token + learned position
     x = x + MHA(LN_1(x), causal mask)                  every block, Pre-LN: a query sees itself and the words before
     x = x + FFN(LN_2(x)),  FFN(h) = GELU(h W_1 + b_1) W_2 + b_2
     logits = LN_f(x) W_te^T                            the output tied to the token embedding
 
-Parameter names are ours (model/layers.py's, packed in_proj as torch.nn has it); model.gpt.checkpoint turns GPT-2's
-(Conv1D, packed c_attn) into them. Recording is model.recording.TokenEncoder's, with the causal mask always added.
+GPT -> blocks -> attention, as nanoGPT reads. The same forward reads a whole text, or, given a Cache, only the next
+words after it (incremental decoding: each new word costs one row), with any heads switched off (model.heads) and, on
+request, every intermediate recorded (model.trace). Parameter names are ours (model/layers.py's, packed in_proj as
+torch.nn has it); model.gpt.checkpoint turns GPT-2's (Conv1D, packed c_attn) into them.
 """
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
+from model.cache import Cache
 from model.facts import GPT as GPT_KIND
 from model.facts import ModelFacts, SpecialTokens
 from model.gpt.checkpoint import load
 from model.gpt.config import GPTConfig
-from model.layers import ACTIVATIONS, EncoderLayer
-from model.masks import causal_mask, hf_blocked, to_additive
+from model.heads import Head, HeadsOff, keep_of
+from model.kinds import Block as Attention
+from model.layers import ACTIVATIONS, Block
+from model.masks import hf_blocked, to_additive
 from model.positional import LearnedPositionalEmbedding
-from model.recording import TokenEncoder
 from model.trace import EmbeddingTrace, LayerTrace, StackTrace
-from model.transformer import Encoder
+
+BLOCKS = (Attention.DECODER,)  # a GPT's heads are all of its causal self-attention: ?off=1.2
 
 
 @dataclass(frozen=True)
@@ -30,13 +36,14 @@ class GPTOutput:
     """What GPT.forward returns (named as in Hugging Face)."""
 
     logits: Tensor | None  # (B, T, V) next-word scores; None when the pass stopped early (until=L)
-    attentions: tuple[Tensor, ...]  # one (B, nh, T, T) per layer: each row sums to 1 over the words up to it
+    attentions: tuple[Tensor, ...]  # one (B, nh, T, S) per layer: each row sums to 1 over the words up to it
     last_hidden_state: Tensor  # (B, T, E) after the final LayerNorm (layer L's output with until=L)
     hidden_states: tuple[Tensor, ...] | None = None  # embeddings, each layer's output, the last after LN_f (as HF)
     trace: StackTrace | None = None  # only with record=True
+    cache: Cache | None = None  # every layer's keys and values, the cache's and these words': the next call's cache
 
 
-class GPT(TokenEncoder):
+class GPT(nn.Module):
     """Token + learned position embeddings, Pre-LN blocks with causal self-attention, a final LayerNorm, the output
     tied to the token embedding."""
 
@@ -48,13 +55,12 @@ class GPT(TokenEncoder):
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)
         self.wpe = LearnedPositionalEmbedding(c.n_positions, c.n_embd)
         self.drop = nn.Dropout(c.dropout)
-        layer = EncoderLayer(c.n_embd, c.n_head, c.d_ff, c.dropout, ACTIVATIONS[c.activation_function],
-                             c.layer_norm_epsilon, batch_first=True, norm_first=True)
-        self.encoder = Encoder(layer, c.n_layer, nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon),
-                               enable_nested_tensor=False)
+        self.blocks = nn.ModuleList(Block(c.n_embd, c.n_head, c.d_ff, c.dropout, ACTIVATIONS[c.activation_function],
+                                          c.layer_norm_epsilon, norm_first=True) for _ in range(c.n_layer))
+        self.ln_f = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
         self.apply(self._init_weights)
-        for layer in self.encoder.layers:  # GPT-2: the projections into the residual stream scaled by 1/sqrt(2 N)
-            for w in (layer.self_attn.out_proj.weight, layer.linear2.weight):
+        for block in self.blocks:  # GPT-2: the projections into the residual stream scaled by 1/sqrt(2 N)
+            for w in (block.self_attn.out_proj.weight, block.linear2.weight):
                 nn.init.normal_(w, std=0.02 / (2 * c.n_layer) ** 0.5)
 
     @staticmethod
@@ -78,25 +84,57 @@ class GPT(TokenEncoder):
                           final_norm=True, positional="learned", max_positions=c.n_positions,
                           vocab_size=c.vocab_size, token_scale=False, special_tokens=self.special_tokens)
 
-    def embed(self, input_ids, token_type_ids, record):
-        """(B, T) ids -> W_te[ids] + W_pe[0..T-1] (B, T, E), EmbeddingTrace or None; token_type_ids is ignored."""
+    def forward(self, input_ids, attention_mask=None, record=False, until: int | None = None, *, attn_mask=None,
+                output_hidden_states: bool = False, cache: Cache | None = None,
+                off: HeadsOff | None = None) -> GPTOutput:
+        """input_ids (B, T); attention_mask (B, T), 1 = word, 0 = padding; attn_mask (T, T) an extra mask on top of
+        the causal one. until=L stops after layer L (no final norm, no logits). cache: the keys and values of the
+        words before input_ids (then they are the next words only, at the positions after). off: heads switched
+        off."""
+        past = 0 if cache is None else cache.length
+        x, embeddings = self.embed(input_ids, None, record, past)
+        mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype, past)
+        if until is not None and not 0 <= until < len(self.blocks):
+            raise IndexError(f"layer {until} of a stack of {len(self.blocks)} layers")
+        states, maps, traces, kv = [x], [], [], []
+        for i, block in enumerate(self.blocks[:None if until is None else until + 1]):
+            out = block.run(x, mask=mask, past=None if cache is None else cache.self_attn[i],
+                            keep=keep_of(off, Attention.DECODER, i), record=record)
+            x = out.x
+            states.append(x)
+            maps.append(out.attention)
+            traces.append(out.trace)
+            kv.append(out.kv)
+        hidden = tuple(states) if output_hidden_states else None
+        if until is not None:
+            return GPTOutput(None, tuple(maps), x, hidden, StackTrace(embeddings, tuple(traces), x) if record else None)
+        x = self.ln_f(x)
+        if output_hidden_states:
+            hidden = (*states[:-1], x)
+        return GPTOutput(self.lm_logits(x), tuple(maps), x, hidden,
+                         StackTrace(embeddings, tuple(traces), x) if record else None, Cache(tuple(kv)))
+
+    def embed(self, input_ids, token_type_ids=None, record=False, past: int = 0):
+        """(B, T) ids at positions past.. -> W_te[ids] + W_pe[positions] (B, T, E), EmbeddingTrace or None;
+        token_type_ids is ignored."""
+        T = input_ids.size(1)
+        if past + T > self.max_positions:
+            raise ValueError(f"{past + T} words is more than this model's {self.max_positions} positions")
         token = self.wte(input_ids)  # (B, T, E)
-        position = self.wpe(input_ids.size(1))  # (1, T, E)
+        position = self.wpe(past + T)[:, past:]  # (1, T, E)
         summed = token + position
         out = self.drop(summed)
         return out, (EmbeddingTrace(token, position, None, summed, out) if record else None)
 
-    def key_padding(self, attention_mask, dtype=None) -> None:
-        """Padding goes into the causal mask (causal_attention_mask), as Hugging Face's GPT-2 builds it."""
-        return None
-
     def causal_attention_mask(self, size: int, attention_mask: Tensor | None = None,
-                              attn_mask: Tensor | None = None, dtype=torch.float32) -> Tensor:
-        """The mask every layer applies: the causal mask (T, T) (True above the diagonal: blocked), with any extra
-        attn_mask a page adds (bool or additive) on top. With padding (attention_mask (B, T), 0 = padding), one
-        additive (B, 1, T, T) mask whose blocked keys, causal or padding, get the dtype's minimum, exactly as
-        Hugging Face's GPT-2 builds it (a padding query that sees nothing then spreads evenly, as there)."""
-        blocked = causal_mask(size, device=None if attn_mask is None else attn_mask.device)
+                              attn_mask: Tensor | None = None, dtype=torch.float32, past: int = 0) -> Tensor:
+        """The mask every layer applies: the causal mask (T, past + T) (True where a word would see a later one:
+        blocked), with any extra attn_mask a page adds (bool or additive) on top. With padding (attention_mask
+        (B, T), 0 = padding), one additive (B, 1, T, T) mask whose blocked keys, causal or padding, get the dtype's
+        minimum, exactly as Hugging Face's GPT-2 builds it (a padding query that sees nothing then spreads evenly,
+        as there)."""
+        device = None if attn_mask is None else attn_mask.device
+        blocked = torch.ones(size, past + size, dtype=torch.bool, device=device).triu(past + 1)  # past+q sees 0..past+q
         if attention_mask is not None and not bool(attention_mask.all()):
             blocked = blocked | (attention_mask == 0)[:, None, None, :]  # (B, 1, T, T)
             merged = torch.zeros(blocked.shape, dtype=dtype).masked_fill(blocked, hf_blocked(dtype))
@@ -107,38 +145,54 @@ class GPT(TokenEncoder):
             return blocked | attn_mask
         return to_additive(blocked, dtype) + attn_mask.to(dtype)
 
+    def heads_off(self, heads: Iterable[Head]) -> HeadsOff | None:
+        """Heads to switch off, as forward's off= takes them (None for none); a head the model lacks: ValueError."""
+        heads = tuple(heads)
+        return HeadsOff(heads, self.config.n_layer, self.config.n_head, BLOCKS) if heads else None
+
     def lm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, E) after the final LayerNorm -> (B, T, V): the tied output, h W_te^T."""
         return hidden @ self.wte.weight.T
 
-    def forward(self, input_ids, attention_mask=None, record=False, until: int | None = None, *, attn_mask=None,
-                output_hidden_states: bool = False) -> GPTOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = word, 0 = padding; attn_mask (T, T) an extra mask on top of
-        the causal one. until=L stops after layer L (no final norm, no logits)."""
-        x, embeddings = self.embed(input_ids, None, record)
-        mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype)
-        states = [x]
-        x, attentions, trace = self.encoder.run(
-            x, lambda layer, h: _kept(layer.encode(h, mask, None, record, True), states), record, until, embeddings)
-        if until is not None:
-            return GPTOutput(None, attentions, x, tuple(states) if output_hidden_states else None, trace)
-        x = self.stack_output(x)
-        hidden = (*states[:-1], x) if output_hidden_states else None
-        return GPTOutput(self.lm_logits(x), attentions, x, hidden,
-                         StackTrace(embeddings, trace.layers, x) if record else None)
+    def stack_output(self, x: Tensor) -> Tensor:
+        """The last block's output (B, T, E) after the final LayerNorm."""
+        return self.ln_f(x)
+
+    def layer_outputs(self, x: Tensor) -> list[Tensor]:
+        """Each block's output (B, T, E) from the embeddings' output x, causal, without a trace (autograd may run)."""
+        mask, outputs = self.causal_attention_mask(x.size(1), dtype=x.dtype), []
+        for block in self.blocks:
+            x = block.run(x, mask=mask).x
+            outputs.append(x)
+        return outputs
 
     def record(self, input_ids, attention_mask=None, attn_mask=None, until: int | None = None,
                token_type_ids=None) -> StackTrace:
+        """The recorded pass's trace: every layer, or layers 0..until."""
         return self.forward(input_ids, attention_mask, True, until, attn_mask=attn_mask).trace
 
     def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+        """forward(record=True) reduced to each block's input (layers, B, T, E), every attention map
+        (layers, B, nh, T, T) and the additive mask the blocks applied; bit for bit, without the last block's
+        feed-forward. The app keeps these and recomputes the rest."""
         x, _ = self.embed(input_ids, None, True)
-        return self.encoder.inputs_and_attentions(
-            x, self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype), None)
+        mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype)
+        inputs, maps, last = [], [], len(self.blocks) - 1
+        for i, block in enumerate(self.blocks):
+            inputs.append(x)
+            out = block.run(x, mask=mask, record=True, ffn=i < last)
+            x = out.x
+            maps.append(out.trace.self_attn.probs)
+        return torch.stack(inputs), torch.stack(maps), out.trace.self_attn.mask
+
+    def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
+        """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""
+        return self.embed(input_ids, None, True)[1]
 
     def trace_layer(self, index: int, x, attention_mask=None, attn_mask=None) -> LayerTrace:
+        """Block `index` alone, recorded, from its input x (B, T, E): equal to forward(record=True).trace.layers."""
         mask = self.causal_attention_mask(x.size(1), attention_mask, attn_mask, x.dtype)
-        return self.encoder.layers[index].encode(x, mask, None, True)[2]
+        return self.blocks[index].run(x, mask=mask, record=True).trace
 
     def position_vectors(self) -> Tensor:
         """(max_positions, E): the learned vector added at each position."""
@@ -149,9 +203,3 @@ class GPT(TokenEncoder):
         """Read a Hugging Face GPT-2 directory (config.json + model.safetensors, or pytorch_model.bin loaded with
         weights_only=True); raises CheckpointError naming what is wrong, never a path."""
         return load(cls, directory)
-
-
-def _kept(result, states: list):
-    """layer.encode's (out, probs, trace) -> (out, probs, trace), keeping out in `states` (hidden_states)."""
-    states.append(result[0])
-    return result

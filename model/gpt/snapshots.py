@@ -30,8 +30,21 @@ def snapshot_steps(directory: Path = SHIPPED) -> tuple[int, ...]:
 
 
 def snapshot_weights(step: int, directory: Path = SHIPPED) -> dict[str, Tensor]:
-    """The parameters at `step` (float16, as shipped); KeyError if there is no snapshot at that step."""
-    return _file(directory).weights(step)
+    """The parameters at `step` (float16, as shipped), named as GPT.state_dict() names them; KeyError if there is no
+    snapshot at that step."""
+    return {renamed(name): w for name, w in _file(directory).weights(step).items()}
+
+
+# Snapshots written before the GPT's blocks were its own (the shipped ones) name them as an encoder's layers.
+_OLD_NAMES = (("encoder.layers.", "blocks."), ("encoder.norm.", "ln_f."))
+
+
+def renamed(name: str) -> str:
+    """A parameter's name in a snapshot -> its name in GPT.state_dict() (the shipped snapshots' older names too)."""
+    for old, new in _OLD_NAMES:
+        if name.startswith(old):
+            return new + name.removeprefix(old)
+    return name
 
 
 def from_weights(config: GPTConfig | dict, weights: dict[str, Tensor]) -> GPT:

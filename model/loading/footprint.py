@@ -35,10 +35,9 @@ def loading_bytes(directory: Path, module_size: int) -> int:
 SLACK, OVERHEAD = 1.2, 8 * 2**20
 
 
-def stack_sizes(encoder) -> tuple[int, int, int, int]:
-    """(layers, heads, d_model, d_ff) of a model.transformer.Encoder."""
-    first = encoder.layers[0]
-    return len(encoder.layers), first.self_attn.num_heads, first.self_attn.embed_dim, first.linear1.out_features
+def stack_sizes(facts) -> tuple[int, int, int, int]:
+    """(layers, heads, d_model, d_ff) of a model's stack, from its model.facts.ModelFacts."""
+    return facts.layers, facts.heads, facts.d_model, facts.d_ff
 
 
 def attention_block_bytes(heads: int, d_model: int, queries: int, keys: int) -> int:

@@ -8,6 +8,7 @@ model.translator.decoding; the command line is `python -m model.translator "æˆ‘æ
 """
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,12 +16,15 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from model.facts import TRANSLATOR, ModelFacts, SpecialTokens
+from model.heads import Head, HeadsOff
+from model.kinds import Block
 from model.masks import causal_mask
 from model.text_models import TextEmbedding
 from model.trace import TransformerTrace
 from model.transformer import Transformer
 from model.translator.vocabulary import BOS, BOS_ID, EOS, EOS_ID, PAD, PAD_ID, UNK, UNK_ID, Vocabulary, chinese_tokens
 
+BLOCKS = tuple(Block)  # its heads: encoder.1.2, decoder.1.2, cross.1.2 (?off=)
 SHIPPED = Path(__file__).resolve().parents[1] / "weights" / "translator"
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 SOURCE_VOCAB, TARGET_VOCAB = "source_vocab.json", "target_vocab.json"
@@ -68,6 +72,11 @@ class Translator(nn.Module):
         out, trace = out
         return self.generator(out), TransformerTrace(dataclasses.replace(trace.encoder, embeddings=src_emb),
                                                      dataclasses.replace(trace.decoder, embeddings=tgt_emb))
+
+    def heads_off(self, heads: Iterable[Head]) -> HeadsOff | None:
+        """Heads to switch off, as decoding takes them (None for none); a head the model lacks: ValueError."""
+        heads = tuple(heads)
+        return HeadsOff(heads, self.config.num_layers, self.config.nhead, BLOCKS) if heads else None
 
     def encode_source(self, text: str) -> tuple[list[str], list[int], list[str]]:
         """A Chinese text -> (its tokens, their ids cut to max_positions, the characters never seen in training)."""

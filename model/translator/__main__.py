@@ -16,10 +16,10 @@ from pathlib import Path
 
 import torch
 
+from model.heads import parse_heads
 from model.sampling import Sampling
-from model.translator import SHIPPED, Translator
-from model.translator.decoding import batch_of, beam_search, generate, heads_off_for, words_of
-from model.translator.incremental import parse_head
+from model.translator import BLOCKS, SHIPPED, Translator
+from model.translator.decoding import batch_of, beam_search, generate, words_of
 
 
 def translate(model: Translator, sentences: list[str], sampling: Sampling | None = None, beam: int | None = None,
@@ -81,11 +81,11 @@ def main(argv=None) -> int:
         return fail("--temperature, --top-k and --top-p choose how to sample: add --sample")
     try:
         sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed) if args.sample else None
-        heads_off = [parse_head(h) for h in args.ablate.split(",") if h.strip()]
+        heads_off = parse_heads(args.ablate, BLOCKS)
         if args.beam is not None and args.beam < 1:
             raise ValueError(f"--beam needs at least 1 prefix, not {args.beam}")
         model = Translator.from_directory(args.model)
-        heads_off_for(model, heads_off)  # a head the model does not have is said before any work
+        model.heads_off(heads_off)  # a head the model does not have is said before any work
         if args.file is None:
             lines = args.sentences
         elif args.file == "-":

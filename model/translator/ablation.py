@@ -17,20 +17,20 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from model.heads import Head
+from model.heads import head_id as written_as
 from model.loading.footprint import FLOAT32, OVERHEAD, SLACK
+from model.translator import BLOCKS
 from model.translator.decoding import batch_of, generate, max_steps, words_of
-from model.translator.incremental import BLOCKS
 from model.translator.vocabulary import EOS_ID, chinese_tokens, english_tokens, same_translation
-
-Head = tuple[str, int, int]  # ("cross", 1, 3): block, layer, head, as translator.incremental.parse_head reads them
 
 # The fixed held-out sentences every score is on: training.toy_language.sample(SENTENCES, SEED, held_out=True)
 SENTENCES, SEED = 200, 19
 
 
 def head_id(head: Head) -> str:
-    """("cross", 1, 3) -> "cross.1.3", as ?off= and model.translator.incremental.parse_head write it."""
-    return ".".join(map(str, head))
+    """("cross", 1, 3) -> "cross.1.3", as ?off= writes it (model.heads)."""
+    return written_as(Head(*head), BLOCKS)
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,12 @@ class HeadSet:
 
 def head_sets(layers: int, num_heads: int) -> list[HeadSet]:
     """Every single head, then every head of each block and layer, then every head of each block."""
-    sets = [HeadSet(f"{b}.{ly}.{h}", ((b, ly, h),)) for b in BLOCKS for ly in range(layers) for h in range(num_heads)]
-    sets += [HeadSet(f"{b}.{ly}.*", tuple((b, ly, h) for h in range(num_heads))) for b in BLOCKS
+    sets = [HeadSet(f"{b}.{ly}.{h}", (Head(b, ly, h),)) for b in BLOCKS for ly in range(layers)
+            for h in range(num_heads)]
+    sets += [HeadSet(f"{b}.{ly}.*", tuple(Head(b, ly, h) for h in range(num_heads))) for b in BLOCKS
              for ly in range(layers)]
-    sets += [HeadSet(f"{b}.*.*", tuple((b, ly, h) for ly in range(layers) for h in range(num_heads))) for b in BLOCKS]
+    sets += [HeadSet(f"{b}.*.*", tuple(Head(b, ly, h) for ly in range(layers) for h in range(num_heads)))
+             for b in BLOCKS]
     return sets
 
 

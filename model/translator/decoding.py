@@ -5,15 +5,15 @@ to recompute the whole prefix at every step (incremental=False, the formula's pa
 two equal); any heads can be switched off (heads_off, e.g. [("cross", 1, 2)]). A batch of sources decodes together;
 a sentence that has written <eos> is done and only waits for the others.
 """
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from model.cache import Cache
 from model.masks import causal_mask
 from model.sampling import Sampling
-from model.translator.incremental import Cache, HeadsOff, Memory, encode, step
+from model.translator.incremental import Memory, encode, step
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, english_text
 
 
@@ -29,22 +29,19 @@ class Decoding:
     cross: Tensor  # (layers, B, nh, T, S) each step's attention to the source
 
 
-def heads_off_for(model, heads: Iterable[tuple[str, int, int]]) -> HeadsOff | None:
-    heads = list(heads)
-    return HeadsOff(heads, model.config.num_layers, model.config.nhead) if heads else None
-
-
 def max_steps(model, src_ids: Tensor) -> int:
     """Words a decoding may write: twice the source plus a few, never past the target's positions."""
     return min(model.max_positions - 1, 2 * src_ids.size(1) + 8)
 
 
 def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off=(), incremental: bool = True,
-             steps: int | None = None, record: bool = False, forced: Tensor | None = None):
+             steps: int | None = None, record: bool = False, forced: Tensor | None = None,
+             layer_outputs: list | None = None):
     """Greedy (sampling None) or sampled decoding of a batch of sources (B, S) -> ids (B, T), each row ending
     with <eos> (or cut at `steps`), <pad> after it. With record=True (incremental only), a Decoding instead.
-    forced (B, T): write these words instead of choosing (a beam search's answer, replayed to record it)."""
-    off = heads_off_for(model, heads_off)
+    forced (B, T): write these words instead of choosing (a beam search's answer, replayed to record it).
+    layer_outputs: a list that gets, per step, the list of each decoder layer's output (B, 1, E) (the logit lens)."""
+    off = model.heads_off(heads_off)
     if forced is not None:
         steps = forced.size(1)
     if (off is not None or record) and not incremental:
@@ -57,7 +54,10 @@ def generate(model, src_ids: Tensor, sampling: Sampling | None = None, heads_off
     rows = []  # per step: logits (B, V), self (layers, B, nh, t + 1), cross (layers, B, nh, S)
     for _ in range(steps):
         if incremental:
-            logits, cache, self_rows, cross_rows = step(model, memory, cache, ids[:, -1], off)
+            outputs = None if layer_outputs is None else []
+            logits, cache, self_rows, cross_rows = step(model, memory, cache, ids[:, -1], off, outputs)
+            if layer_outputs is not None:
+                layer_outputs.append(outputs)
             if record:
                 rows.append((logits, self_rows, cross_rows))
         else:
@@ -96,7 +96,7 @@ def formula_memory(model, src_ids: Tensor) -> Tensor:
 def formula_step(model, memory: Tensor, src_ids: Tensor, ids: Tensor) -> Tensor:
     """The next word's logits (B, V) by running the decoder over the whole prefix ids (B, t) again."""
     tgt, _ = model.target_embedding(ids, False)
-    out, _ = model.transformer.decoder.decode(tgt, memory, causal_mask(ids.size(1)), None, None, src_ids == PAD_ID)
+    out, _, _ = model.transformer.decoder.decode(tgt, memory, causal_mask(ids.size(1)), None, None, src_ids == PAD_ID)
     return model.generator(out[:, -1])
 
 
@@ -115,7 +115,7 @@ def beam_search(model, src_ids: Tensor, beam: int, heads_off=(), steps: int | No
     source, its ids ending with <eos> (or cut at `steps`); with record=True, per source (ids, [BeamStep per step])."""
     if beam < 1:
         raise ValueError(f"the beam must hold at least 1 prefix, not {beam}")
-    off = heads_off_for(model, heads_off)
+    off = model.heads_off(heads_off)
     memory = encode(model, src_ids, off)
     steps = steps or max_steps(model, src_ids)
     found = [_beam_one(model, memory.select(torch.tensor([row])), beam, off, steps) for row in range(src_ids.size(0))]

@@ -12,10 +12,11 @@ import torch
 from harness import apptest
 from harness.apptest import figures, link_value, plotly_array
 from model.gpt.ablation import Ablated, probe_accuracy, sentence_loss
-from model.gpt.decoding import generate
-from model.gpt.incremental import logits_of, parse_heads
+from model.gpt.decoding import generate, logits_of
+from model.gpt.model import BLOCKS
 from model.gpt.probes import PROBE_LENGTH, PROBE_SEED, PROBES, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.toy import METRICS, SHIPPED, load
+from model.heads import parse_heads
 from model.sampling import Sampling
 from runtime import memory
 from views.language_model.page import DEFAULT_PROMPT, PLAYING
@@ -46,7 +47,8 @@ def button(at, label: str):
 def ablations_of():
     """Every head and pair switched off, as the training measured them (metrics.json's table, the same probes)."""
     table = json.loads((SHIPPED / METRICS).read_text())["ablation"]
-    return [Ablated(parse_heads(a["heads"].replace("+", ",").replace("none", "")), a["copy_accuracy"], a["loss"])
+    return [Ablated(tuple((h.layer, h.head) for h in parse_heads(a["heads"].replace("+", ",").replace("none", ""),
+                                                                     BLOCKS)), a["copy_accuracy"], a["loss"])
             for a in table]
 
 

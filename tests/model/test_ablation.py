@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.translator import Translator, ablation, load_shipped
+from model.cache import Cache
+from model.heads import parse_head
+from model.translator import BLOCKS, Translator, ablation, load_shipped
 from model.translator.ablation import (
     HeadSet,
     decoding_bytes,
@@ -17,7 +19,7 @@ from model.translator.ablation import (
     translations,
 )
 from model.translator.decoding import generate, words_of
-from model.translator.incremental import Cache, encode, parse_head, step
+from model.translator.incremental import encode, step
 from model.translator.vocabulary import BOS_ID, EOS_ID, same_translation
 from training import toy_language
 from training.train import exact_match
@@ -99,7 +101,7 @@ def test_head_sets_are_every_head_then_each_block_and_layer_then_each_block():
     sets = head_sets(2, 4)
     assert len(sets) == 24 + 6 + 3 and len({s.name for s in sets}) == 33
     assert sets[0] == HeadSet("encoder.0.0", (("encoder", 0, 0),))
-    assert [parse_head(s.name) for s in sets[:24]] == [s.heads[0] for s in sets[:24]]
+    assert [parse_head(s.name, BLOCKS) for s in sets[:24]] == [s.heads[0] for s in sets[:24]]
     by_name = {s.name: s.heads for s in sets}
     assert by_name["cross.1.*"] == (("cross", 1, 0), ("cross", 1, 1), ("cross", 1, 2), ("cross", 1, 3))
     assert by_name["cross.*.*"] == EVERY_CROSS_HEAD
@@ -132,7 +134,7 @@ def test_the_decoding_estimate_covers_what_a_decoding_keeps(shipped, held_out):
         for _ in range(steps):
             logits, cache, _, _ = step(shipped, memory, cache, ids)
             ids = logits.argmax(-1)
-    kept = sum(t.untyped_storage().nbytes() for pair in (*memory.cross_kv, *cache.kv) for t in pair)
+    kept = sum(t.untyped_storage().nbytes() for pair in (*memory.cross_kv, *cache.self_attn) for t in pair)
     kept += memory.attentions.untyped_storage().nbytes() + memory.output.untyped_storage().nbytes()
     estimate = decoding_bytes(shipped.config, src.size(0), src.size(1), steps, len(shipped.target))
     assert kept < estimate < 4 * kept + 8 * 2**20

@@ -4,10 +4,11 @@ import pytest
 import torch
 from translators import SOURCES, TARGETS, ids, random_translator, sources
 
+from model.cache import Cache
 from model.sampling import Sampling
 from model.translator import Translator, load_shipped
 from model.translator.decoding import beam_search, generate, words_of
-from model.translator.incremental import Cache, HeadsOff, encode, parse_head, step
+from model.translator.incremental import encode, step
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID
 
 MORE = ["我有一只猫", "她有两个孩子", "昨天他们在学校看见了五辆红车", "他不喜欢狗", "昨天你买了三本书吗"]
@@ -38,7 +39,7 @@ def test_each_incremental_step_equals_the_formula_on_the_whole_prefix(which, shi
                                            atol=1e-6, rtol=0)
                 torch.testing.assert_close(cross_rows[layer][real], decoder.cross_attn.probs[real, :, t], atol=1e-6,
                                            rtol=0)
-        assert cache.position == tgt.size(1) and cache.kv[0][0].shape == (2, 4, tgt.size(1), 16)
+        assert cache.length == tgt.size(1) and cache.self_attn[0].k.shape == (2, 4, tgt.size(1), 16)
 
 
 def test_greedy_incremental_decoding_equals_recomputing_the_whole_prefix(shipped):
@@ -104,12 +105,12 @@ def test_switching_no_head_off_changes_nothing_and_a_head_off_is_its_context_zer
     with torch.inference_mode():
         plain = generate(shipped, src)
         assert torch.equal(generate(shipped, src, heads_off=[]), plain)
-        assert HeadsOff([], 2, 4).keep("cross", 0) is None
-        memory = encode(shipped, src, HeadsOff([], 2, 4))
+        assert shipped.heads_off([]) is None
+        memory = encode(shipped, src, shipped.heads_off([]))
         torch.testing.assert_close(memory.output, encode(shipped, src).output, atol=0, rtol=0)
 
         # cross.1.2 off == the same model with W_O's columns of head 2 zeroed in a copy (the shared one untouched)
-        off = HeadsOff([("cross", 1, 2), ("encoder", 0, 1)], 2, 4)
+        off = shipped.heads_off([("cross", 1, 2), ("encoder", 0, 1)])
         copy = Translator.from_directory()
         for mha, head in ((copy.transformer.decoder.layers[1].multihead_attn, 2),
                           (copy.transformer.encoder.layers[0].self_attn, 1)):
@@ -121,13 +122,9 @@ def test_switching_no_head_off_changes_nothing_and_a_head_off_is_its_context_zer
         assert (ablated - step(shipped, encode(shipped, src), Cache(), bos)[0]).abs().max() > 1e-3
 
 
-def test_heads_are_named_block_layer_head_and_checked():
-    assert parse_head("cross.1.2") == ("cross", 1, 2)
-    for bad in ("cross.1", "attn.0.0", "cross.a.1", ""):
-        with pytest.raises(ValueError, match="block.layer.head"):
-            parse_head(bad)
-    with pytest.raises(ValueError, match="no head"):
-        HeadsOff([("decoder", 2, 0)], 2, 4)
+def test_the_translator_checks_its_heads():
+    with pytest.raises(ValueError, match="no head decoder.2.0"):
+        random_translator().heads_off([("decoder", 2, 0)])
     with pytest.raises(ValueError, match="incremental"):
         generate(random_translator(), torch.tensor([[4, 5]]), heads_off=[("cross", 0, 0)], incremental=False)
 

@@ -9,7 +9,7 @@ from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.__main__ import main
-from model.gpt.incremental import logits_of
+from model.gpt.decoding import logits_of
 from model.gpt.reading import WordReader
 from model.gpt.toy import load, save
 from model.gpt.vocabulary import WordVocabulary

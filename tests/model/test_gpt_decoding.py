@@ -1,11 +1,12 @@
-"""The GPT read incrementally (a prompt, then a word at a time, keys and values cached) equals the formula on the whole
-text; heads switched off zero their context before W_O; generation is greedy or sampled by seed."""
+"""The GPT read incrementally (a prompt, then a word at a time, keys and values cached: GPT.forward's cache) equals
+the formula on the whole text; heads switched off zero their context before W_O; generation is greedy or sampled by
+seed."""
 import pytest
 import torch
 
+from model.cache import Cache
 from model.gpt import GPT, GPTConfig
-from model.gpt.decoding import generate, next_word
-from model.gpt.incremental import Cache, HeadsOff, extend, logits_of, parse_heads
+from model.gpt.decoding import generate, logits_of, next_word
 from model.gpt.logit_lens import logit_lens
 from model.sampling import Sampling
 
@@ -20,14 +21,14 @@ def test_a_chunk_then_words_equal_the_formula(model, h):
     ids = torch.randint(0, 23, (2, 20), generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
         whole = model(ids)
-        logits, cache, rows = extend(model, ids[:, :7])
-        parts, attention = [logits], [rows]
+        out = model(ids[:, :7])
+        parts, attention = [out.logits], [out.attentions]
         for t in range(7, 20):
-            logits, cache, rows = extend(model, ids[:, t:t + 1], cache)
-            parts.append(logits)
-            attention.append(rows)
+            out = model(ids[:, t:t + 1], cache=out.cache)
+            parts.append(out.logits)
+            attention.append(out.attentions)
     h.close(torch.cat(parts, 1), whole.logits, 1e-5)
-    assert cache.length == 20
+    assert out.cache.length == 20
     for layer in range(2):
         full = whole.attentions[layer]
         h.close(attention[0][layer], full[:, :, :7, :7], 1e-6)
@@ -42,7 +43,7 @@ def test_a_head_switched_off_equals_zeroing_its_columns_of_w_o(model, h):
     copy.load_state_dict(model.state_dict())
     hd = model.config.head_dim
     with torch.no_grad():
-        copy.encoder.layers[1].self_attn.out_proj.weight[:, 2 * hd:3 * hd] = 0
+        copy.blocks[1].self_attn.out_proj.weight[:, 2 * hd:3 * hd] = 0
         want = copy(ids).logits
     with torch.inference_mode():
         got = logits_of(model, ids, [(1, 2)])
@@ -51,15 +52,10 @@ def test_a_head_switched_off_equals_zeroing_its_columns_of_w_o(model, h):
     assert not torch.allclose(untouched, want, atol=1e-4)
 
 
-def test_heads_are_parsed_and_checked():
-    assert parse_heads("1.2, 0.3") == ((1, 2), (0, 3)) and parse_heads("") == ()
-    for bad in ("1", "a.b", "1.2.3", "-1.0"):
-        with pytest.raises(ValueError, match="layer.head"):
-            parse_heads(bad)
+def test_a_gpt_checks_the_heads_it_is_asked_to_switch_off(model):
     with pytest.raises(ValueError, match="no head 2.0"):
-        HeadsOff([(2, 0)], 2, 4)
-    assert HeadsOff([(1, 3)], 2, 4).keep(0) is None
-    assert HeadsOff([(1, 3)], 2, 4).keep(1).tolist() == [1, 1, 1, 0]
+        model.heads_off([(2, 0)])
+    assert model.heads_off([]) is None
 
 
 def test_greedy_generation_is_the_argmax_of_the_whole_text_each_time(model):
@@ -93,7 +89,9 @@ def test_next_word_is_a_distribution_and_the_context_is_bounded(model):
         p = next_word(model, torch.tensor([4, 4, 4]))
         assert p.shape == (23,) and abs(float(p.sum()) - 1) < 1e-5
         with pytest.raises(ValueError, match="positions"):
-            extend(model, torch.zeros(1, 33, dtype=torch.long), Cache())
+            model(torch.zeros(1, 33, dtype=torch.long), cache=Cache())
+        with pytest.raises(ValueError, match="positions"):
+            model(torch.zeros(1, 1, dtype=torch.long), cache=model(torch.zeros(1, 32, dtype=torch.long)).cache)
 
 
 def test_the_logit_lens_s_last_layer_is_the_model_s_own_distribution(model, h):
@@ -103,8 +101,9 @@ def test_the_logit_lens_s_last_layer_is_the_model_s_own_distribution(model, h):
         own = torch.softmax(model(ids[None]).logits[0], -1)
     assert lens.probs.shape == (2, 12, 23) and lens.predicted.shape == (2, 12)
     h.close(lens.probs[-1], own, 1e-6)
-    assert torch.equal(lens.final, own.argmax(-1)) and torch.equal(lens.predicted[-1], lens.final)
-    h.close(lens.final_p[-1], own.max(-1).values, 1e-6)
+    assert torch.equal(lens.chosen, own.argmax(-1)) and torch.equal(lens.predicted[-1], lens.chosen)
+    h.close(lens.chosen_p[-1], own.max(-1).values, 1e-6)
+    assert bool((lens.chosen_rank[-1] == 1).all())
     assert bool((lens.probs.sum(-1) - 1).abs().max() < 1e-5)
 
 

@@ -21,7 +21,7 @@ def test_the_last_layer_is_the_decoders_own_distribution(translator, heads_off):
     with torch.inference_mode():
         lens = logit_lens(translator, src, heads_off)
         decoding = generate(translator, src, heads_off=heads_off, record=True)
-    assert lens.ids.tolist() == decoding.ids[0].tolist()
+    assert lens.chosen.tolist() == decoding.ids[0].tolist()
     torch.testing.assert_close(lens.probs[-1], torch.softmax(decoding.logits[0], -1), atol=1e-6, rtol=0)
     assert (lens.chosen_rank[-1] == 1).all()
     assert torch.allclose(lens.top_p.sum(-1), lens.top_p.sum(-1).clamp(max=1.0))
@@ -31,7 +31,7 @@ def test_every_layer_equals_the_recorded_teacher_forced_pass(translator):
     src = torch.tensor([translator.encode_source("昨天我买了一本书")[1]])
     with torch.inference_mode():
         lens = logit_lens(translator, src)
-        inputs = torch.tensor([[BOS_ID, *lens.ids[:-1].tolist()]])
+        inputs = torch.tensor([[BOS_ID, *lens.chosen[:-1].tolist()]])
         _logits, trace = translator(src, inputs, record=True)
         norm = translator.transformer.decoder.norm
         for layer, recorded in enumerate(trace.decoder.layers):

@@ -74,10 +74,12 @@ def decoder_and_inputs(norm_first, padded):
 def test_the_decoder_keeps_inputs_and_both_maps_as_recorded(norm_first, padded):
     decoder, x, memory, masks = decoder_and_inputs(norm_first, padded)
     with torch.inference_mode():
-        out, trace = decoder.decode(x, memory, *masks, record=True)
+        out, trace, _ = decoder.decode(x, memory, *masks, record=True)
         inputs, self_maps, cross_maps, self_mask, cross_mask = decoder.inputs_and_attentions(x, memory, *masks)
-        part_out, part = decoder.decode(x, memory, *masks, record=True, until=1)
-        alone = decoder.layers[2].attention_blocks(trace.layers[2].input, memory, *masks, record=True)
+        part_out, part, _ = decoder.decode(x, memory, *masks, record=True, until=1)
+        tgt_mask, memory_mask, tgt_padding, memory_padding = masks
+        alone = decoder.layers[2].run(trace.layers[2].input, memory, mask=tgt_mask, memory_mask=memory_mask,
+                                      padding=tgt_padding, memory_padding=memory_padding, record=True, ffn=False).trace
     assert_identical(inputs, torch.stack([layer.input for layer in trace.layers]), "inputs")
     assert_identical(self_maps, torch.stack([layer.self_attn.probs for layer in trace.layers]), "self-attention")
     assert_identical(cross_maps, torch.stack([layer.cross_attn.probs for layer in trace.layers]), "cross-attention")
@@ -87,8 +89,9 @@ def test_the_decoder_keeps_inputs_and_both_maps_as_recorded(norm_first, padded):
     assert_layers_identical(part.layers, trace.layers[:2])
     assert torch.equal(part_out, trace.layers[1].output)  # no final norm on a partial pass
     assert torch.equal(out, trace.output) and not torch.equal(out, trace.layers[-1].output)  # the final norm
-    assert_identical(alone[1], trace.layers[2].self_attn, "self-attention block alone")
-    assert_identical(alone[3], trace.layers[2].cross_attn, "cross-attention block alone")
+    assert_identical(alone.self_attn, trace.layers[2].self_attn, "self-attention block alone")
+    assert_identical(alone.cross_attn, trace.layers[2].cross_attn, "cross-attention block alone")
+    assert alone.ffn_block is None
 
 
 def test_a_decoding_step_is_one_row_of_the_full_pass():

@@ -7,10 +7,11 @@ import torch
 from safetensors.torch import load_file
 
 from model.gpt.ablation import probe_accuracy, sentence_loss
-from model.gpt.incremental import parse_heads
+from model.gpt.model import BLOCKS
 from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, WORDS, load, showcase_head
 from model.gpt.vocabulary import SEPARATOR_ID
+from model.heads import parse_heads
 from training import gpt_data, train_gpt
 from training.progress import read_latest
 
@@ -103,8 +104,8 @@ def test_the_shipped_toy_gpt_s_circuit_is_proven_by_switching_heads_off():
     rows = gpt_data.sentence_ids(vocabulary, train_gpt.HELD_OUT, train_gpt.HELD_OUT_SEED, held_out=True)
     whole = sentence_loss(model, rows)
     for layer, found in metrics["circuit"].items():
-        heads = parse_heads(found["heads"].replace("+", ","))
-        assert 1 <= len(heads) <= 2 and {h[0] for h in heads} == {int(layer)}
+        heads = parse_heads(found["heads"].replace("+", ","), BLOCKS)
+        assert 1 <= len(heads) <= 2 and {h.layer for h in heads} == {int(layer)}
         accuracy = probe_accuracy(model, probes, heads)
         assert accuracy == pytest.approx(found["copy_accuracy"], abs=1e-4) and accuracy <= 0.30
         assert sentence_loss(model, rows, heads) == pytest.approx(found["loss"], abs=1e-3)

@@ -9,7 +9,6 @@ import torch
 
 from locales import _
 from model.analysis.head_stats import induction_pairs
-from model.gpt.incremental import extend, heads_off_for
 from model.gpt.probes import (
     PROBE_LENGTH,
     copy_accuracy,
@@ -66,8 +65,8 @@ def _frozen(a, dtype=np.float32) -> np.ndarray:
 def read_circuit(model, ids: tuple[int, ...], tokens: tuple[str, ...], heads_off, probe: bool) -> Circuit:
     x = torch.tensor(ids, dtype=torch.long)
     with torch.inference_mode():
-        logits, _cache, rows = extend(model, x[None], None, heads_off_for(model, heads_off))
-    logits = logits[0]  # (T, V)
+        out = model(x[None], off=model.heads_off(heads_off))
+    logits, rows = out.logits[0], out.attentions  # (T, V), per layer (1, heads, T, T)
     nll = -torch.log_softmax(logits[:-1], -1).gather(-1, x[1:, None])[:, 0]
     rows_i, cols_j = induction_pairs(x)  # i repeats the word at cols_j - 1: copying predicts word cols_j at i
     copied = np.zeros(len(ids) - 1, dtype=bool)

@@ -17,7 +17,6 @@ from views.widgets import downloads, state
 from viz.lens import lens_figure
 
 COLUMNS = 24  # the prompt's last positions shown (a cell holds a word and a probability: wider is unreadable)
-TOP = 5  # words per cell in the hover
 
 
 def lens_of(lm: LanguageModel):
@@ -26,9 +25,8 @@ def lens_of(lm: LanguageModel):
     def compute():
         with torch.inference_mode():
             lens = logit_lens(lm.model, torch.tensor(lm.ids, dtype=torch.long), lm.heads_off)
-        top = lens.probs.topk(TOP, -1)
-        rank = (lens.probs > lens.final_p[..., None]).sum(-1) + 1  # (layers, T): 1 for the layer's own top word
-        return top.indices.numpy(), top.values.numpy(), lens.final_p.numpy(), rank.numpy(), lens.final.numpy()
+        return (lens.top_ids.numpy(), lens.top_p.numpy(), lens.chosen_p.numpy(), lens.chosen_rank.numpy(),
+                lens.chosen.numpy())
 
     return cached(("lm-lens", *lm.key), lambda: on_model_thread(compute), _("The language model"),
                   kind="attribution")

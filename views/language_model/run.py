@@ -1,6 +1,6 @@
 """One writing of the Language model page, computed once per (model, prompt, way of choosing, words, heads switched
 off) in the process's budget and shared by every session: the prompt read once into the keys and values of every
-layer (model.gpt.incremental's cache), then one row per word written; each step's candidates and probabilities and
+layer (GPT.forward's cache), then one row per word written; each step's candidates and probabilities and
 every attention map. Moving the step, the layer or the head reads it; nothing runs the model again."""
 import io
 from dataclasses import dataclass

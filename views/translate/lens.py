@@ -25,7 +25,7 @@ def lens_of(t: Translate):
 
 def npz_of(lens, words, vocabulary) -> bytes:
     out = io.BytesIO()
-    np.savez_compressed(out, words=np.array(words, dtype=str), ids=lens.ids.numpy(), top_ids=lens.top_ids.numpy(),
+    np.savez_compressed(out, words=np.array(words, dtype=str), ids=lens.chosen.numpy(), top_ids=lens.top_ids.numpy(),
                         top_p=lens.top_p.numpy(), top_words=np.array(vocabulary, dtype=str)[lens.top_ids.numpy()],
                         chosen_p=lens.chosen_p.numpy(), chosen_rank=lens.chosen_rank.numpy())
     return out.getvalue()
@@ -47,7 +47,7 @@ def section(t: Translate) -> None:
     state.show_notices()
     lens = lens_of(t)
     vocabulary = t.loaded.translator.target.tokens
-    words = [vocabulary[i] for i in lens.ids.tolist()]
+    words = [vocabulary[i] for i in lens.chosen.tolist()]
     top_words = [[[vocabulary[i] for i in cell] for cell in row] for row in lens.top_ids.tolist()]
     st.latex(r"p^{(l)}_t = \mathrm{softmax}\big(W_{\mathrm{out}}\,\mathrm{norm}(h^{(l)}_t) + b\big)"
              if t.loaded.translator.transformer.decoder.norm is not None else

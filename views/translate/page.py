@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import N_, _
-from model.translator.incremental import BLOCKS, parse_head
+from model.heads import parse_head
+from model.translator import BLOCKS
 from model.translator.vocabulary import chinese_tokens
 from runtime.models import loaded_translator
 from training.toy_language import LONGEST_CHINESE, index_of, is_held_out, parse
@@ -75,7 +76,7 @@ def heads_off(config) -> tuple[tuple[str, int, int], ...]:
                              placeholder=_("none: the whole model"),
                              help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
                                     "before W_O); every part of the page then uses the model without it."))
-    return tuple(parse_head(name) for name in chosen)
+    return tuple(parse_head(name, BLOCKS) for name in chosen)
 
 
 def source_text() -> str:
