@@ -11,6 +11,7 @@ from torch import Tensor, nn
 
 from locales import N_
 from model.facts import BERT, ModelFacts
+from model.family import Capability
 from model.layers import ACTIVATIONS, EncoderLayer
 from model.loading import checkpoint
 from model.loading.checkpoint import (
@@ -28,6 +29,8 @@ from model.positional import LearnedPositionalEmbedding
 from model.recording import TokenEncoder
 from model.trace import EmbeddingTrace
 from model.transformer import Encoder
+
+CAPABILITIES = frozenset({Capability.ENCODER})  # what a BERT can do (model.family)
 
 # The largest sizes this server builds, each above every published BERT (BERT-large: 24 layers, hidden 1024,
 # 16 heads, 4096 intermediate; LaBSE: 501,153 tokens; BERT's 512 positions, 2 token types), and far below what
@@ -184,7 +187,7 @@ class BertModel(TokenEncoder):
         return ModelFacts(BERT, c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.intermediate_size,
                           c.hidden_act, norm_first=False, final_norm=False, positional="learned",
                           max_positions=c.max_position_embeddings, vocab_size=c.vocab_size,
-                          token_types=c.type_vocab_size, embedding_norm=True)
+                          token_types=c.type_vocab_size, embedding_norm=True, capabilities=CAPABILITIES)
 
     def embed(self, input_ids, token_type_ids, record):
         return self.embeddings(input_ids, token_type_ids, record)

@@ -7,6 +7,7 @@ guesses them from tensors, class names or which attributes a module has.
 from dataclasses import dataclass, field
 
 from locales import _, ngettext
+from model.family import Capability
 from model.kinds import ModelKind
 
 BERT, ENCODER, ENCODER_DECODER, TRANSLATOR, GPT = ModelKind
@@ -59,6 +60,7 @@ class ModelFacts:
     token_scale: bool = True  # tokens scaled by sqrt(d_model) before the positions are added (a GPT adds them as is)
     source_vocab_size: int = 0  # a translator's source vocabulary (vocab_size is then its target's); 0: one vocabulary
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
+    capabilities: frozenset[Capability] = frozenset()  # what it can do, as its family declares (model.family)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -68,6 +70,9 @@ class ModelFacts:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, not {self.positional!r}")
         if self.heads < 1 or self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of heads ({self.heads})")
+
+    def can(self, capability: Capability) -> bool:
+        return capability in self.capabilities
 
     @property
     def head_dim(self) -> int:

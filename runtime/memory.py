@@ -5,7 +5,7 @@ from collections import Counter
 import streamlit as st
 
 from locales import _
-from runtime.budget import BoundedCache
+from runtime.budget import BoundedCache, Kind
 
 
 @st.cache_resource
@@ -18,7 +18,7 @@ COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" 
 _COMPUTED_LOCK = threading.Lock()
 
 
-def cached(key, compute, kind: str = "forward"):
+def cached(key, compute, kind: Kind = Kind.FORWARD):
     """compute() once per key in the process's budget, then shared by every session. Errors are raised: a page
     calls it through views.shell.errors.cached, which says them on the page."""
     def counted():

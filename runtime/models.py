@@ -4,17 +4,21 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import _
+from model.family import Capability
 from model.loading.footprint import module_bytes
 from model.loading.sources import (
     DEFAULT_KEY,
-    TRANSLATOR,
+    Loaded,
+    LoadedSeq2Seq,
+    ModelSource,
+    RandomConfig,
     find_source,
     footprint,
     list_sources,
     load,
     load_encoder_decoder,
 )
-from model.translator.source import TRANSLATOR_KEY
+from runtime.budget import Kind
 from runtime.memory import budget
 from runtime.model_thread import Compiling, apply_torch_threads
 
@@ -24,11 +28,11 @@ class Choice:
     """Which model: a source key, and the config when it is the random model."""
 
     key: str
-    random: object = None  # model.loading.sources.RandomConfig or None
+    random: RandomConfig | None = None
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
-def sources():
+def sources() -> list[ModelSource]:
     return list_sources()
 
 
@@ -36,7 +40,7 @@ def sources():
 class Resident:
     """A loaded model and its compiled pass: one entry of the budget, so that they are dropped together."""
 
-    loaded: object  # model.loading.sources.LoadedModel or LoadedSeq2Seq
+    loaded: Loaded | LoadedSeq2Seq
     compiling: "Compiling | None"
 
     @property
@@ -64,14 +68,14 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
     """The budget's entry for a model: built (or read) once, with room made first. encoder_decoder: the random
     encoder-decoder of choice.random, for the encoder-decoder page. The translator is one entry for every page
     (model.translator.source.LoadedTranslator: the whole model, and its encoder)."""
-    encoder_decoder = encoder_decoder and choice.key != TRANSLATOR_KEY
     held = budget().get(model_key(choice, encoder_decoder), count_miss=False)
     if held is not None:  # a model in memory is not looked for again: listing every source reads files (1.5 ms)
         return held
     source = find_source(choice.key)
     if source is None:
         raise ValueError(f"unknown model {choice.key!r}")  # a key the picker never offers: logged, not shown
-    translator = source.kind == TRANSLATOR
+    if encoder_decoder and source.can(Capability.CROSS_ATTENTION):  # one model for every page: its own
+        return resident(choice)
 
     def build() -> Resident:
         apply_torch_threads()
@@ -81,9 +85,9 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
             loaded = load(source, choice.random)
         return Resident(loaded, Compiling(loaded.model))
 
-    return budget().get_or_build(model_key(choice, encoder_decoder), build, kind="model",
+    return budget().get_or_build(model_key(choice, encoder_decoder), build, kind=Kind.MODEL,
                                  estimate=footprint(source, choice.random, encoder_decoder),
-                                 size=lambda r: module_bytes(r.loaded.translator if translator else r.loaded.model),
+                                 size=lambda r: module_bytes(r.loaded.modules),
                                  pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder,
                                  waiting=lambda: st.spinner(_("Loading the model…")))
 
@@ -94,6 +98,9 @@ def compiling(choice: Choice) -> Compiling:
 
 
 def loaded_translator():
-    """The shipped translator (model.translator.source.LoadedTranslator), once per process, in the budget: one entry
-    for the Translate page and the encoder-decoder page alike."""
-    return resident(Choice(TRANSLATOR_KEY)).loaded
+    """The model that translates (the shipped translator, model.translator.source.LoadedTranslator), once per
+    process, in the budget: one entry for the Translate page and the encoder-decoder page alike."""
+    key = next((s.key for s in sources() if s.can(Capability.TRANSLATION)), None)
+    if key is None:
+        raise ValueError("no model translates on this server")
+    return resident(Choice(key)).loaded

@@ -9,6 +9,7 @@ import torch
 
 from model.loading.footprint import encoder_pass_bytes, stack_sizes
 from model.masks import attention_mask_of, pads
+from runtime.budget import Kind
 from runtime.memory import budget, cached
 from runtime.model_thread import may_trace, on_model_thread
 from runtime.models import Choice, loaded_model, model_key, resident
@@ -58,7 +59,7 @@ class Run:
         """model.trace.LayerTrace of one layer (batch of 1), recomputed from its input (and cached)."""
         if not cache:
             return self._recompute(index)
-        return cached(("layer", self.key, index), lambda: self._recompute(index), kind="layer")
+        return cached(("layer", self.key, index), lambda: self._recompute(index), kind=Kind.LAYER)
 
     def attention(self, index: int):
         """The AttentionTrace of one layer (batch of 1)."""
@@ -90,7 +91,7 @@ class RunTrace:
         run = self._run
         if not self._cache:
             return run._recompute(None)
-        return cached(("embeddings", run.key), lambda: run._recompute(None), kind="embeddings")
+        return cached(("embeddings", run.key), lambda: run._recompute(None), kind=Kind.EMBEDDING_TRACE)
 
     @property
     def layers(self) -> "_Layers":

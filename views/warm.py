@@ -1,6 +1,7 @@
 """What every first visitor needs, prepared once when the server starts (serve.py runs this in a background thread),
 so that the first student of a fresh server waits no longer than the tenth: every page's code imported, the default
-model loaded with its compiled pass traced, its pass on the default sentence, the translator and the toy GPT loaded.
+model loaded with its compiled pass traced, its pass on the default sentence, the models this project ships loaded
+(the translator, the toy GPT).
 
 It fills the same process-wide caches a page reads (runtime.memory's budget, st.cache_resource), so a page finds it
 all there; a student who arrives while it runs waits for the same build, never starts a second one."""
@@ -9,10 +10,9 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 
-from model.kinds import SourceKey
+from model.kinds import SourceKind
 from model.loading.sources import DEFAULT_KEY
-from model.translator.source import TRANSLATOR_KEY
-from runtime.models import Choice, compiling, loaded_model
+from runtime.models import Choice, compiling, loaded_model, sources
 from runtime.runs import shared_run
 from views.shell import registry
 from views.widgets.pickers import DEFAULT_TEXT
@@ -33,8 +33,9 @@ def steps() -> Iterator[tuple[str, Callable[[], object]]]:
     yield "default model", lambda: loaded_model(default)
     yield "default pass", lambda: shared_run(default, DEFAULT_TEXT)
     yield "compiled pass", lambda: compiling(default).wait()
-    yield "translator", lambda: loaded_model(Choice(TRANSLATOR_KEY))
-    yield "toy GPT", lambda: loaded_model(Choice(SourceKey.GPT))
+    for source in sources():  # the models this project trains and ships (the translator, the toy GPT)
+        if source.kind == SourceKind.SHIPPED and source.available:
+            yield source.key, lambda key=source.key: loaded_model(Choice(key))
 
 
 def warm_up() -> dict[str, float]:

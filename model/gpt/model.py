@@ -19,6 +19,7 @@ from torch import Tensor, nn
 from model.cache import Cache
 from model.facts import GPT as GPT_KIND
 from model.facts import ModelFacts, SpecialTokens
+from model.family import Capability
 from model.gpt.checkpoint import load
 from model.gpt.config import GPTConfig
 from model.heads import Head, HeadsOff, keep_of
@@ -28,6 +29,7 @@ from model.masks import hf_blocked, to_additive
 from model.positional import LearnedPositionalEmbedding
 from model.trace import EmbeddingTrace, LayerTrace, StackTrace
 
+CAPABILITIES = frozenset({Capability.CAUSAL, Capability.GENERATION})  # what a GPT can do (model.family)
 BLOCKS = (Attention.DECODER,)  # a GPT's heads are all of its causal self-attention: ?off=1.2
 
 
@@ -82,7 +84,8 @@ class GPT(nn.Module):
         c = self.config
         return ModelFacts(GPT_KIND, c.n_layer, c.n_head, c.n_embd, c.d_ff, c.activation_function, norm_first=True,
                           final_norm=True, positional="learned", max_positions=c.n_positions,
-                          vocab_size=c.vocab_size, token_scale=False, special_tokens=self.special_tokens)
+                          vocab_size=c.vocab_size, token_scale=False, special_tokens=self.special_tokens,
+                          capabilities=CAPABILITIES)
 
     def forward(self, input_ids, attention_mask=None, record=False, until: int | None = None, *, attn_mask=None,
                 output_hidden_states: bool = False, cache: Cache | None = None,

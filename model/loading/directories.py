@@ -1,21 +1,28 @@
 """Checkpoint directories on this server: those the operator names in ATTNVIZ_MODEL_DIRS and the snapshots of
 the local Hugging Face cache, each checked without reading a tensor. What this module says about a directory is
 shown in the page, so it names a directory by its name and never by its path."""
+import contextlib
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from locales import N_
-from model import bert
-from model.gpt import checkpoint as gpt2
-from model.loading.checkpoint import CONFIG, PICKLE, SAFETENSORS, CheckpointError, read_raw_config
+from model.loading.checkpoint import (
+    CONFIG,
+    NOT_ENOUGH_MEMORY,
+    PICKLE,
+    SAFETENSORS,
+    CheckpointError,
+    out_of_memory,
+    read_raw_config,
+)
 from model.messages import Later
 
 ENV_DIRS = "ATTNVIZ_MODEL_DIRS"  # os.pathsep-separated checkpoint directories, or folders of them
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "words.json")
 WORDS = "words.json"  # the toy GPT's word vocabulary (model.gpt.toy), its tokenizer
 TOKENIZER_TEXT = "tokenizer.json, vocab.txt, vocab.json + merges.txt, or words.json"
-BERT, GPT2 = "bert", "gpt2"  # the architectures read here, by their config's model_type
 
 
 def has_tokenizer(path: Path) -> bool:
@@ -25,22 +32,17 @@ def has_tokenizer(path: Path) -> bool:
         (path / f).is_file() for f in ("vocab.json", "merges.txt"))
 
 
-def architecture(path: Path) -> str:
-    """The model_type of a checkpoint directory's config.json, when it is one read here (BERT or GPT2); raises
-    CheckpointError naming any other, and why it is not read."""
-    model_type = read_raw_config(path).get("model_type")
-    if model_type not in (BERT, GPT2):
-        raise CheckpointError(Later(N_("{file} describes a {type} model: this app reads BERT and GPT-2 checkpoints "
-                                       "(model_type 'bert' or 'gpt2')"), file=CONFIG, type=repr(model_type)))
-    return model_type
+def model_type(path: Path) -> object:
+    """The model_type of a checkpoint directory's config.json (whatever it holds); raises CheckpointError if the
+    config cannot be read."""
+    return read_raw_config(path).get("model_type")
 
 
-def check_directory(path: Path) -> tuple[bool, str]:
-    """Would load() accept this BERT or GPT-2 directory? (ok, reason), without reading any tensor: the config within
-    this server's limits, every weight's shape from the file's header (check_checkpoint of model.bert or
-    model.gpt.checkpoint), a tokenizer. Remembered per state of its files, as list_sources runs every minute in
-    every process."""
-    return _checked(path, _files_state(path))
+def check_directory(path: Path, check: Callable[[Path], tuple[int, int]]) -> tuple[bool, str]:
+    """Would loading accept this checkpoint directory? (ok, reason), without reading any tensor: check(path), its
+    family's (the config within this server's limits, every weight's shape from the file's header), then a
+    tokenizer. Remembered per state of its files, as list_sources runs every minute in every process."""
+    return _checked(path, _files_state(path), check)
 
 
 def _files_state(path: Path) -> tuple:
@@ -55,14 +57,9 @@ def _files_state(path: Path) -> tuple:
 
 
 @functools.lru_cache(maxsize=256)
-def _checked(path: Path, files_state: tuple) -> tuple[bool, str]:
+def _checked(path: Path, files_state: tuple, check: Callable[[Path], tuple[int, int]]) -> tuple[bool, str]:
     try:
-        if architecture(path) == GPT2:
-            config = gpt2.check_checkpoint(path)
-            layers, heads = config.n_layer, config.n_head
-        else:
-            config = bert.check_checkpoint(path)
-            layers, heads = config.num_hidden_layers, config.num_attention_heads
+        layers, heads = check(path)
     except CheckpointError as e:
         return False, scrubbed(e, path)
     except OSError as e:  # a directory the server may not read: one source unavailable, not the whole list broken
@@ -139,3 +136,21 @@ def operator_dirs(environ, taken: set[str]) -> list[tuple[str, str, Path]]:
         taken.add(key)
         found.append((key, label, path))
     return found
+
+
+@contextlib.contextmanager
+def plain_errors(label: str, *paths: Path):
+    """A failed load as a CheckpointError that names the source by its label: no path, no allocator text."""
+    try:
+        yield
+    except CheckpointError as e:
+        raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                    reason=scrubbed(e, *paths))) from None
+    except (RuntimeError, MemoryError, OSError) as e:
+        if out_of_memory(e):
+            raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                        reason=NOT_ENOUGH_MEMORY)) from None
+        if isinstance(e, OSError):  # its text names the file: say what happened, not where
+            raise CheckpointError(Later(N_("{model} could not be loaded: {reason}"), model=label,
+                                        reason=e.strerror or type(e).__name__)) from None
+        raise

@@ -16,6 +16,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from model.facts import TRANSLATOR, ModelFacts, SpecialTokens
+from model.family import Capability
 from model.heads import Head, HeadsOff
 from model.kinds import Block
 from model.masks import causal_mask
@@ -24,6 +25,8 @@ from model.trace import TransformerTrace
 from model.transformer import Transformer
 from model.translator.vocabulary import BOS, BOS_ID, EOS, EOS_ID, PAD, PAD_ID, UNK, UNK_ID, Vocabulary, chinese_tokens
 
+# What it can do (model.family): encode Chinese, cross-attend to it, translate it
+CAPABILITIES = frozenset({Capability.ENCODER, Capability.CROSS_ATTENTION, Capability.TRANSLATION})
 BLOCKS = tuple(Block)  # its heads: encoder.1.2, decoder.1.2, cross.1.2 (?off=)
 SHIPPED = Path(__file__).resolve().parents[1] / "weights" / "translator"
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
@@ -56,7 +59,8 @@ class Translator(nn.Module):
             TRANSLATOR, c.num_layers, c.nhead, c.d_model, c.d_ff, "relu", norm_first=False, final_norm=True,
             positional="sinusoidal", max_positions=c.max_len, vocab_size=len(target), decoder_layers=c.num_layers,
             source_vocab_size=len(source),
-            special_tokens=SpecialTokens(pad=(PAD, PAD_ID), unk=(UNK, UNK_ID), cls=(BOS, BOS_ID), sep=(EOS, EOS_ID)))
+            special_tokens=SpecialTokens(pad=(PAD, PAD_ID), unk=(UNK, UNK_ID), cls=(BOS, BOS_ID), sep=(EOS, EOS_ID)),
+            capabilities=CAPABILITIES)
 
     def forward(self, src_ids: Tensor, tgt_ids: Tensor, *, record: bool = False):
         """Teacher forcing: logits (B, T, V) for the word after each of tgt_ids; (logits, TransformerTrace) with

@@ -14,13 +14,23 @@ import torch
 
 from locales import N_
 from model.facts import ENCODER, ModelFacts
-from model.kinds import SourceKey
+from model.family import Capability, Reads
+from model.kinds import ModelKind, SourceKey, SourceKind
 from model.loading.footprint import FLOAT32, loading_bytes
 from model.loading.shipped import check_shipped, weights_bytes
-from model.loading.source_types import Encoded
+from model.loading.source_types import Encoded, Family, ModelSource
 from model.messages import Later
-from model.text_models import EmbeddedTextEncoder
-from model.translator import CONFIG, SHIPPED, SOURCE_VOCAB, TARGET_VOCAB, WEIGHTS, Translator
+from model.text_models import ENCODER_CAPABILITIES, EmbeddedTextEncoder
+from model.translator import (
+    CAPABILITIES,
+    CONFIG,
+    SHIPPED,
+    SOURCE_VOCAB,
+    TARGET_VOCAB,
+    WEIGHTS,
+    Translator,
+    TranslatorConfig,
+)
 from model.translator.vocabulary import chinese_tokens, english_tokens
 
 TRANSLATOR_KEY = SourceKey.TRANSLATOR  # its name in links: ?model=translator
@@ -53,7 +63,7 @@ class TranslatorEncoder(EmbeddedTextEncoder):
         self.max_positions = translator.max_positions
         f = translator.facts
         self.facts = dataclasses.replace(f, kind=ENCODER, decoder_layers=0, vocab_size=f.source_vocab_size,
-                                         source_vocab_size=0)
+                                         source_vocab_size=0, capabilities=ENCODER_CAPABILITIES)
 
 
 @dataclass(frozen=True)
@@ -70,13 +80,17 @@ class LoadedTranslator:
     """The shipped translator, loaded once: .translator for the encoder-decoder page, .model (its encoder) for a
     page of one stack. Shared by every session, never mutated."""
 
-    source: object  # model.loading.sources.ModelSource
+    source: ModelSource
     translator: Translator
     model: TranslatorEncoder  # the translator's own encoder modules
 
     @property
     def facts(self) -> ModelFacts:
         return self.model.facts
+
+    @property
+    def modules(self) -> Translator:
+        return self.translator
 
     def encode(self, text: str):
         """A Chinese text as model.loading.sources.Encoded: one token per character, cut to the model's positions."""
@@ -96,7 +110,17 @@ class LoadedTranslator:
         return Target(tuple(words), tuple(vocabulary.ids(words)), tuple(vocabulary.unknown(words)))
 
 
-def load(source, directory: Path = SHIPPED) -> LoadedTranslator:
+def load(source: ModelSource, directory: Path = SHIPPED) -> LoadedTranslator:
     """The shipped translator, in eval mode, and its encoder."""
     translator = Translator.from_directory(directory)
     return LoadedTranslator(source, translator, TranslatorEncoder(translator))
+
+
+def _builtin() -> list[ModelSource]:
+    return [FAMILY.source(TRANSLATOR_KEY, TRANSLATOR_LABEL, SourceKind.SHIPPED, SHIPPED, *check_files(),
+                          Capability.SNAPSHOTS, name="translator")]
+
+
+FAMILY = Family(ModelKind.TRANSLATOR, TranslatorConfig, CAPABILITIES, Reads.CHINESE,
+                lambda source, options=None: load(source, source.path), lambda source, options=None: footprint(
+                    source.path), _builtin)

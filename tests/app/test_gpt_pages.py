@@ -9,9 +9,9 @@ import torch
 
 from harness import apptest
 from harness.apptest import charts, figures, link_value, plotly_array
+from model.gpt.toy import SHOWCASE_TEXT as GPT_TEXT
 from model.gpt.toy import load, showcase_head
 from views.shell.registry import MODEL, PAGES
-from views.widgets.pickers import GPT_TEXT
 
 PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]
 

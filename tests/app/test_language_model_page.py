@@ -19,8 +19,8 @@ from model.gpt.toy import METRICS, SHIPPED, load
 from model.heads import parse_heads
 from model.sampling import Sampling
 from runtime import memory
+from runtime.budget import Kind
 from views.language_model.page import DEFAULT_PROMPT, PLAYING
-from views.language_model.run import KIND
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +94,16 @@ def test_the_default_prompt_is_written_on_greedily_and_stepped_word_by_word(toy)
 
 def test_step_layer_and_head_changes_never_run_the_model_again():
     at = open_lm()
-    before = memory.COMPUTED[KIND]
+    before = memory.COMPUTED[Kind.WRITING]
     at.slider(key="step").set_value(3).run()
     at.slider(key="layer").set_value(0).run()
     at.slider(key="head").set_value(1).run()
     at.toggle(key="mean").set_value(True).run()
     button(at, "Next").click().run()
     assert not at.exception and at.slider(key="step").value == 4
-    assert memory.COMPUTED[KIND] == before  # one writing, read at every step, layer and head
+    assert memory.COMPUTED[Kind.WRITING] == before  # one writing, read at every step, layer and head
     at.text_input(key="prompt").set_value("the teacher saw two red birds").run()
-    assert memory.COMPUTED[KIND] == before + 1
+    assert memory.COMPUTED[Kind.WRITING] == before + 1
 
 
 def test_previous_next_and_play_move_the_step():

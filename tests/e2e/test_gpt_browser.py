@@ -1,10 +1,10 @@
 """The toy GPT in a real browser: a page opens on its sentence written twice at its induction head, whose map shows
 the stripe (each word of the second copy looking at the word after its first occurrence); the masks page says, in
 Chinese too, that its causal mask is always on."""
+from model.gpt.toy import SHOWCASE_TEXT as GPT_TEXT
 from model.gpt.toy import showcase_head
 from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
-from views.widgets.pickers import GPT_TEXT
 
 
 def test_the_heatmap_opens_at_the_induction_head(page, server, shoot):

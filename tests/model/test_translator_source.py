@@ -7,8 +7,10 @@ import pytest
 import torch
 
 from model.compiled import compiled_pass
+from model.family import Capability, Reads
+from model.kinds import ModelKind, SourceKind
 from model.loading.footprint import module_bytes
-from model.loading.sources import TRANSLATOR, find_source, footprint, list_sources, load
+from model.loading.sources import find_source, footprint, list_sources, load
 from model.translator import SHIPPED, WEIGHTS
 from model.translator.source import TRANSLATOR_KEY, check_files
 
@@ -20,7 +22,9 @@ def loaded():
 
 def test_it_is_listed_available_with_where_it_comes_from():
     (source,) = [s for s in list_sources() if s.key == TRANSLATOR_KEY]
-    assert source.kind == TRANSLATOR and source.available and "trained by this project" in source.reason
+    assert source.kind == SourceKind.SHIPPED and source.family == ModelKind.TRANSLATOR and source.available
+    assert "trained by this project" in source.reason and source.reads == Reads.CHINESE
+    assert source.can(Capability.TRANSLATION) and source.can(Capability.SNAPSHOTS) and source.name == "translator"
 
 
 def test_without_its_files_it_is_listed_unavailable_with_why_and_no_path(tmp_path):

@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from locales import _
-from model.kinds import SourceKey
+from model.family import Capability
 from model.loading.footprint import encoder_decoder_pass_bytes
 from model.loading.sources import RANDOM_KEY
 from model.translator.vocabulary import chinese_tokens
@@ -25,10 +25,18 @@ from views.shell.errors import cached
 from views.shell.frame import Page
 from views.shell.reading import unknown_notice
 from views.widgets import downloads, special_tokens, state
-from views.widgets.pickers import MAX_TEXT_CHARS, SEQ2SEQ_TEXTS, layer_head, pick, seq2seq_choice
+from views.widgets.pickers import (
+    CHINESE_TEXTS,
+    ENGLISH_TEXTS,
+    MAX_TEXT_CHARS,
+    layer_head,
+    pick,
+    seq2seq_choice,
+    source_of,
+)
 from viz.attention import heatmap_spec
 
-DEFAULT_SRC, DEFAULT_TGT = SEQ2SEQ_TEXTS[SourceKey.RANDOM]
+DEFAULT_SRC, DEFAULT_TGT = ENGLISH_TEXTS
 
 
 def seq2seq_model(config):
@@ -52,7 +60,7 @@ def texts(translator: bool) -> tuple[str, str]:
     """Source and target boxes bound to ?src= and ?tgt=; an empty one says what to do and stops the page. The
     translator's target may be empty: it then writes its own."""
     left, right = lecture.controls(2)
-    default_src, default_tgt = SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if translator else SourceKey.RANDOM]
+    default_src, default_tgt = CHINESE_TEXTS if translator else ENGLISH_TEXTS
     if translator:
         labels = (_("Source: Chinese (what the encoder reads)"),
                   _("Target: English (what the decoder reads; empty: the translator's own translation)"))
@@ -127,7 +135,8 @@ def view(page: Page) -> None:
     """The model (the translator, or a random one and its settings), the two texts, then the three kinds of
     attention of one layer and head."""
     choice = seq2seq_choice()
-    translator = choice.key == translator_part.KEY
+    source = source_of(choice.key)
+    translator = source is not None and source.can(Capability.TRANSLATION)
     if not lecture.on():  # in front of a class the charts come first
         (translator_part.intro if translator else random_intro)()
     src, tgt = texts(translator)

@@ -12,6 +12,7 @@ import torch
 from locales import _, ngettext
 from model.gpt.ablation import Ablated, probe_accuracy, sentence_loss
 from model.gpt.probes import PROBE_SEED, PROBES, repeat_probes
+from runtime.budget import Kind
 from runtime.memory import budget, shared_wait
 from runtime.model_thread import on_model_thread
 from training import gpt_data
@@ -59,7 +60,7 @@ def score_of(lm: LanguageModel, heads: tuple) -> Ablated:
     heads = tuple(sorted(heads))
     return cached(("lm-heads off", lm.choice, heads),
                   lambda: on_model_thread(_score, lm.model, held_out(lm), heads), _("Scoring the language model"),
-                  kind="ablation")
+                  kind=Kind.ABLATION)
 
 
 def singles(lm: LanguageModel) -> tuple[tuple[Ablated, ...], float]:

@@ -17,6 +17,7 @@ from model.gpt.probes import (
     repeat_probes,
     text_induction_scores,
 )
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.language_model.page import LanguageModel, head_name
@@ -99,7 +100,7 @@ def probe_of(lm: LanguageModel, seed: int) -> tuple[tuple[int, ...], tuple[str, 
 def circuit(lm: LanguageModel, ids, tokens, probe: bool) -> Circuit:
     return cached(("lm-circuit", lm.choice, ids, tuple(sorted(lm.heads_off))),
                   lambda: on_model_thread(read_circuit, lm.model, ids, tokens, lm.heads_off, probe),
-                  _("The language model"), kind="lm-circuit")
+                  _("The language model"), kind=Kind.CIRCUIT)
 
 
 def _new_probe() -> None:

@@ -16,6 +16,7 @@ from model.gpt.probes import PROBE_LENGTH
 from model.gpt.snapshots import at_snapshot, jump_steps, plateau, snapshot_steps, training_record
 from model.gpt.source import footprint
 from model.loading.footprint import module_bytes
+from runtime.budget import Kind
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
@@ -34,7 +35,7 @@ PROBE_SEED = 0  # the repeat probe of the map: the Copying part's first one
 def snapshots():
     """(the snapshot steps, model.gpt.snapshots.TrainingRecord), read once per process."""
     return cached(("gpt snapshots",), lambda: (snapshot_steps(), training_record()), _("The training snapshots"),
-                  kind="snapshot")
+                  kind=Kind.SNAPSHOT)
 
 
 def snapshot_gpt(step: int, trained):

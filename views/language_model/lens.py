@@ -9,6 +9,7 @@ import torch
 
 from locales import _
 from model.gpt.logit_lens import logit_lens
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.language_model.page import LanguageModel
@@ -29,7 +30,7 @@ def lens_of(lm: LanguageModel):
                 lens.chosen.numpy())
 
     return cached(("lm-lens", *lm.key), lambda: on_model_thread(compute), _("The language model"),
-                  kind="attribution")
+                  kind=Kind.ATTRIBUTION)
 
 
 def npz_of(lm: LanguageModel, lens) -> bytes:

@@ -13,6 +13,7 @@ import streamlit as st
 
 from locales import _
 from model.gpt.snapshots import JUMP, jump_steps
+from runtime.budget import Kind
 from runtime.live_recipes import GPT_STEPS_ENV, GPTSettings, live_gpt_steps
 from runtime.live_training import RUNNING, LiveTraining
 from runtime.memory import budget
@@ -49,7 +50,7 @@ def circuit_now(live, run, lm: LanguageModel):
     off = tuple(sorted((ly, h) for ly, h in lm.heads_off if ly < config.n_layer and h < config.n_head))
     key = ("live circuit", *run_key(run), step, ids, off)
     c = or_stop(_("The live model"), budget().get_or_build, key,
-                lambda: on_model_thread(read_circuit, model, ids, tokens, off, True), "live")
+                lambda: on_model_thread(read_circuit, model, ids, tokens, off, True), Kind.LIVE)
     return step, c
 
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import N_, _
+from model.family import Capability, Reads
 from model.gpt.reading import TokenizerReader, WordReader
-from model.kinds import SourceKey
+from model.loading.sources import Loaded
 from runtime.models import Choice
 from views.shell import lecture
 from views.shell.frame import Page
@@ -45,8 +46,8 @@ class LanguageModel:
     """What every part of the page gets, read-only."""
 
     choice: Choice
-    loaded: object  # LoadedGPT (the toy GPT) or LoadedModel (a GPT-2 checkpoint): shared by every session
-    reader: object  # model.gpt.reading.WordReader or TokenizerReader: text <-> ids
+    loaded: Loaded  # a loaded language model (the toy GPT, a GPT-2 checkpoint): shared by every session
+    reader: WordReader | TokenizerReader  # text <-> ids
     prompt: str  # as typed
     ids: tuple[int, ...]  # what the model reads: the prompt's last tokens (see read_prompt)
     tokens: tuple[str, ...]  # those tokens as shown
@@ -59,8 +60,8 @@ class LanguageModel:
 
     @property
     def toy(self) -> bool:
-        """The toy GPT trained here (its snapshots and its live training are on this page)."""
-        return self.choice.key == SourceKey.GPT
+        """A model trained here (the toy GPT: its snapshots and its live training are on this page)."""
+        return self.loaded.source.can(Capability.SNAPSHOTS)
 
     @property
     def key(self) -> tuple:
@@ -139,12 +140,13 @@ def view(page: Page) -> None:
     choice = language_model_choice()
     loaded = page.model(choice)
     off = heads_off(loaded.model.config)
-    toy = choice.key == SourceKey.GPT
+    toy = loaded.source.can(Capability.SNAPSHOTS)
+    words_of_toy_english = loaded.source.reads == Reads.TOY_ENGLISH
     with lecture.sidebar():  # in front of a class the charts come first
-        prompt = prompt_box(toy)
+        prompt = prompt_box(words_of_toy_english)
         words = state.int_slider(_("Words to write"), "words", 1, MAX_WORDS, DEFAULT_WORDS)
         reader = reader_of(loaded)
-        ids, tokens = read_prompt(reader, prompt, loaded.model.max_positions, words, toy)
+        ids, tokens = read_prompt(reader, prompt, loaded.model.max_positions, words, words_of_toy_english)
         state.show_notices()
         parts = [p for p in PARTS if toy or p not in TOY_ONLY]
         labels = {key: _(PARTS[key][0]) for key in parts}  # translated now (see heads_off)

@@ -12,14 +12,13 @@ import torch
 
 from locales import _
 from model.gpt.decoding import generate
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.language_model.page import LanguageModel
 from views.shell.errors import cached
 from views.shell.markdown import plain
 from views.widgets import downloads
 from views.widgets.decoding import SAMPLE, TOP_WORDS, Way
-
-KIND = "lm-writing"  # runtime.memory.COMPUTED counts the writings computed under this kind
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,8 @@ def compute(lm: LanguageModel, way: Way) -> Writing:
 
 def writing(lm: LanguageModel, way: Way) -> Writing:
     """The writing after lm's prompt, computed once per (model, prompt, heads off, way, words) and then shared."""
-    return cached((KIND, *lm.key, lm.words, way), lambda: compute(lm, way), _("The language model"), kind=KIND)
+    return cached(("lm-writing", *lm.key, lm.words, way), lambda: compute(lm, way), _("The language model"),
+                  kind=Kind.WRITING)
 
 
 def npz(w: Writing) -> bytes:

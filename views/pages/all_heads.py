@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
+from runtime.budget import Kind
 from runtime.models import Choice
 from runtime.runs import Run
 from views.charts.mounted import show_chart, streamlit_chart
@@ -38,7 +39,7 @@ def mosaic_for(run: Run, tile: int, pool: str, auto: bool, shown: Shown) -> Mosa
 
     hidden = (shown.hides, shown.renormalise)
     with st.spinner(_("Drawing every head…")) if run.attentions.size >= SPINNER_CELLS else nullcontext():
-        return cached(("mosaic", run.key, tile, pool, auto, hidden), draw, _("The all-heads image"), kind="image")
+        return cached(("mosaic", run.key, tile, pool, auto, hidden), draw, _("The all-heads image"), kind=Kind.IMAGE)
 
 
 def pick_tile(heads: int) -> None:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.head_stats import PROPERTIES, head_properties, special_shares
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from runtime.runs import Run
 from views.charts.mounted import show_chart
@@ -65,7 +66,7 @@ def atlas_of(run: Run) -> Atlas:
                      special_shares(run.attentions, run.ids, special_ids(run)),
                      tuple(tuple(row) for row in pngs))
 
-    return cached(("atlas", run.key), lambda: on_model_thread(compute), _("The head atlas"), kind="image")
+    return cached(("atlas", run.key), lambda: on_model_thread(compute), _("The head atlas"), kind=Kind.IMAGE)
 
 
 def heatmap_link(layer: int, head: int) -> str:

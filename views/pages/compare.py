@@ -8,8 +8,8 @@ import streamlit as st
 
 from locales import N_, _
 from model.analysis.compare import Alignment, align, difference
-from model.kinds import SourceKey
-from model.loading.sources import RANDOM_KEY, TRANSLATOR, RandomConfig
+from model.family import Reads
+from model.loading.sources import RANDOM_KEY, RandomConfig
 from runtime.models import Choice, sources
 from runtime.runs import Mask, Run
 from views.charts.mounted import show_chart
@@ -18,7 +18,7 @@ from views.shell.frame import Page
 from views.shell.markdown import code
 from views.shell.reading import run as run_of
 from views.widgets import downloads, special_tokens, state
-from views.widgets.pickers import MAX_TEXT_CHARS, first_head, shown, shown_as
+from views.widgets.pickers import MAX_TEXT_CHARS, first_head, shown, shown_as, source_of
 from viz.attention import heatmap_spec
 from viz.compare import difference_spec, outlined
 from viz.labels import long_text_labels, token_label
@@ -28,27 +28,30 @@ PAIRS = {"text": N_("Two sentences"), "model": N_("Two models"), "head": N_("Two
          "mask": N_("With a mask")}
 MASKS = {"causal": N_("causal (no later token)")}
 MAX_TOKENS_FOR_ALL = 256  # above this, one of the three maps at a time (each is 0.5 MB at 512 tokens)
-SECOND_TEXT = "The animal didn't cross the road because it was too wide."
-SECOND_CHINESE = "我有一只狗"  # the translator's B: a sentence of its own language (docs/toy-language.md)
-SECOND_TOY = "she likes old books . she likes old books"  # the toy GPT's B: toy English, written twice
+# B's sentence, by what the model reads: English; Chinese (the translator: a sentence of its own language,
+# docs/toy-language.md); toy English (the toy GPT), written twice
+SECOND = {Reads.TOKENIZER: "The animal didn't cross the road because it was too wide.", Reads.CHINESE: "我有一只狗",
+          Reads.TOY_ENGLISH: "she likes old books . she likes old books"}
 
 
 def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
     """Side B's run and what it is, as the sidebar or the row above the maps set it."""
+    source = source_of(page.choice.key)
     if pair == "text":
         label = _("Second sentence (B)")
-        if page.choice.key == SourceKey.TRANSLATOR:  # its B is Chinese, kept apart (?src2=) as its A is (?src=)
-            text = state.text(label, "src2", SECOND_CHINESE, MAX_TEXT_CHARS, container=controls, height=80)
+        reads = Reads.TOKENIZER if source is None else source.reads
+        if reads == Reads.CHINESE:  # a Chinese B is kept apart (?src2=), as its A is (?src=)
+            text = state.text(label, "src2", SECOND[reads], MAX_TEXT_CHARS, container=controls, height=80)
         else:
-            default = SECOND_TOY if page.choice.key == SourceKey.GPT else SECOND_TEXT
-            text = state.text(label, "text2", default, MAX_TEXT_CHARS, container=controls, height=80)
+            text = state.text(label, "text2", SECOND[reads], MAX_TEXT_CHARS, container=controls, height=80)
         if not text.strip():
             st.info(_("Type a second sentence to compare with the first."))
             state.stop()
         return run_of(page.choice, text), _("the second sentence")
     if pair == "model":
-        offered = [s for s in sources() if s.available and s.kind != TRANSLATOR and s.key != page.choice.key]
-        if not offered or page.choice.key == SourceKey.TRANSLATOR:
+        offered = [s for s in sources()
+                   if s.available and s.reads != Reads.CHINESE and s.key != page.choice.key]
+        if not offered or (source is not None and source.reads == Reads.CHINESE):
             st.info(_("A second model reads the same sentence: the translator reads Chinese characters, which the "
                       "other models do not share. Pick another model in the sidebar to compare two models."))
             state.stop()

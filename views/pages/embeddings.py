@@ -8,14 +8,15 @@ import streamlit as st
 
 from locales import _
 from model.analysis.embeddings import SentenceVectors, cosines, pca_2d, sentence_vectors
-from model.kinds import SourceKey
+from model.family import Capability
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
-from runtime.models import Choice
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
 from views.widgets import downloads, state
+from views.widgets.pickers import source_of
 from viz.embeddings import cosine_figure, map_figure, paths_figure, shares_figure, short
 from viz.labels import token_label
 
@@ -35,7 +36,8 @@ def vectors_of(page: Page, sentence: str) -> tuple[SentenceVectors, tuple[str, .
         vectors = on_model_thread(sentence_vectors, loaded.model, encoded.input_ids)
         return vectors, encoded.tokens, encoded.truncated, encoded.total_tokens
 
-    return cached(("sentence-vectors", page.choice, sentence), compute, _("The sentence vectors"), kind="embedding")
+    return cached(("sentence-vectors", page.choice, sentence), compute, _("The sentence vectors"),
+                  kind=Kind.SENTENCE_VECTORS)
 
 
 def sentences_of(raw: str) -> list[str]:
@@ -72,7 +74,9 @@ def view(page: Page) -> None:
     if not sentences:
         st.info(_("Type a few sentences above, one per line, to compare their sentence vectors."))
         state.stop()
-    if page.choice != Choice(SourceKey.MINILM):
+    source = source_of(page.choice.key)
+    trained = source is not None and source.can(Capability.SENTENCE_EMBEDDING) and page.choice.random is None
+    if not trained:
         st.info(_("A sentence vector means something only for a model trained to make one, as all-MiniLM-L6-v2 "
                   "was. For this model the numbers are computed the same way, but they say little."))
     vectors = [vectors_of(page, s) for s in sentences]
@@ -80,7 +84,7 @@ def view(page: Page) -> None:
         if cut:
             state.notice(_("Sentence {i} has {total} tokens; the model reads at most {read}, so the rest was cut.")
                          .format(i=i + 1, total=total, read=len(tokens)))
-        elif len(tokens) > PIPELINE_TOKENS and page.choice == Choice(SourceKey.MINILM):
+        elif len(tokens) > PIPELINE_TOKENS and trained:
             state.notice(_("Sentence {i} has {n} tokens: the sentence-transformers pipeline would cut it at {cut}; "
                            "this page reads it whole.").format(i=i + 1, n=len(tokens), cut=PIPELINE_TOKENS))
     picked = state.choice(_("Tokens of sentence"), "sent", range(len(sentences)), 0,

@@ -3,9 +3,8 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
-from model.kinds import ModelKind
+from model.family import Capability
 from model.masks import CAUSAL, CAUSAL_PADDING, CUSTOM, MASK_KINDS, NO_MASK, PADDING, pads
-from model.translator.source import TRANSLATOR_KEY
 from runtime.runs import Mask
 from views.charts.mounted import show_chart
 from views.shell import lecture
@@ -13,7 +12,7 @@ from views.shell.frame import Page
 from views.shell.navigation import link_to
 from views.shell.reading import run as run_of
 from views.widgets import downloads, state
-from views.widgets.pickers import first_head
+from views.widgets.pickers import first_head, source_of
 from viz.attention import heatmap_spec
 from viz.labels import token_label
 from viz.masks import blocked_from_additive, mask_spec, masked_difference_spec
@@ -106,9 +105,10 @@ def view(page: Page) -> None:
     """The mask's settings, its matrix, the attention under it and what it changed, the downloads."""
     plain = page.run  # no mask: the baseline, and the sentence's tokens
     facts = page.model().facts
-    if page.choice.key == TRANSLATOR_KEY and not lecture.on():
+    source = source_of(page.choice.key)
+    if source is not None and source.can(Capability.TRANSLATION) and not lecture.on():
         translator_note()
-    if facts.kind == ModelKind.GPT:
+    if facts.can(Capability.CAUSAL):
         causal_model_note()
     mask = choose_mask(plain.tokens, facts.max_positions, pad_name(facts))
     run = plain if does_nothing(mask, len(plain.tokens)) else run_of(page.choice, page.text, mask)

@@ -3,8 +3,9 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
-from model.kinds import SourceKind
+from model.family import Capability
 from model.positional import sinusoidal_table
+from runtime.budget import Kind
 from runtime.models import Choice, loaded_model
 from views.charts.mounted import streamlit_chart
 from views.shell import lecture
@@ -27,7 +28,7 @@ def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
         return table
 
     return cached(("sinusoidal table", num_positions, d_model, base), compute, _("The sinusoidal table"),
-                         kind="table")
+                         kind=Kind.TABLE)
 
 
 def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
@@ -36,7 +37,7 @@ def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
         loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
         return None, failure(_("The model"), e)
-    facts, random = loaded.facts, loaded.source.kind == SourceKind.RANDOM
+    facts, random = loaded.facts, loaded.source.can(Capability.CONFIGURABLE)
     # The random model's label ends with its whole configuration (for logs): its settings are in the sidebar
     model = _("The random model") if random else loaded.source.label
     if facts.positional == "sinusoidal":

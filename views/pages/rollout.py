@@ -9,6 +9,7 @@ import torch
 
 from locales import N_, _
 from model.analysis.rollout import FLOW_MAX_TOKENS, TARGETS, flow_row, rollout, saliency
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from runtime.models import loaded_model
 from runtime.runs import Run
@@ -29,13 +30,13 @@ TARGET_NAMES = {"sentence": N_("the sentence vector (mean of the last layer's to
 def rollouts_of(run: Run) -> np.ndarray:
     """(layers, T, T): the rollout up to every layer, computed once per run and shared."""
     return cached(("rollout", run.key), lambda: on_model_thread(rollout, run.attentions), _("The rollout"),
-                  kind="attribution")
+                  kind=Kind.ATTRIBUTION)
 
 
 def flow_of(run: Run, query: int, upto: int) -> np.ndarray:
     """On a model thread, as every computation of this page: at most as many at once as the cores hold."""
     return cached(("flow", run.key, query, upto), lambda: on_model_thread(flow_row, run.attentions, query, upto),
-                  _("The flow"), kind="attribution")
+                  _("The flow"), kind=Kind.ATTRIBUTION)
 
 
 def saliency_of(run: Run, target: str, token: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +46,7 @@ def saliency_of(run: Run, target: str, token: int) -> tuple[np.ndarray, np.ndarr
         return on_model_thread(saliency, model, torch.tensor([run.ids]), target, token)
 
     key = ("saliency", run.key, target, token if target == "token" else None)
-    return cached(key, compute, _("The saliency"), kind="attribution")
+    return cached(key, compute, _("The saliency"), kind=Kind.ATTRIBUTION)
 
 
 def npz_of(run: Run, rollouts: np.ndarray, upto: int, query: int, flow, signed, norm, target: str) -> bytes:

@@ -9,7 +9,7 @@ import streamlit as st
 import torch
 
 from locales import _
-from model.kinds import ModelKind
+from model.family import Capability
 from model.masks import is_blocked
 from views.charts.mounted import show_chart
 from views.shell import lecture
@@ -247,4 +247,4 @@ def output_steps(shown: View, run, layer: int, facts) -> None:
     (st.sidebar if shown.only else st).caption(
         _("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
         else _("LN(Z) times the token embedding (the tied output) gives each position's next-word scores.")
-        if facts.kind == ModelKind.GPT else _("Z is the encoder's output."))
+        if facts.can(Capability.GENERATION) else _("Z is the encoder's output."))

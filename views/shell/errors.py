@@ -10,7 +10,7 @@ from locales import _
 from model.bert import CheckpointError
 from model.loading.sources import ConfigError
 from runtime import memory
-from runtime.budget import OverBudget
+from runtime.budget import Kind, OverBudget
 from views.widgets import state
 
 _log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ def or_stop(what: str, fn: Callable, *args):
         _say_and_stop(what, e)
 
 
-def cached(key, compute, what: str | None = None, kind: str = "forward"):
+def cached(key, compute, what: str | None = None, kind: Kind = Kind.FORWARD):
     """runtime.memory.cached (compute() once per key in the process's budget, shared by every session), or a plain
     message that says `what` failed (in the session's language; default "The model") and the page stopped: a
     missing package, an unreadable checkpoint, a bad config, a model too big for the server."""

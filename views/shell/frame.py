@@ -13,7 +13,7 @@ import streamlit as st
 
 import locales
 from locales import _
-from model.loading.sources import TRANSLATOR
+from model.family import Capability, Reads
 from runtime import runs
 from runtime.models import Choice, loaded_model, sources
 from views.shell import lecture, reading, tour_stops
@@ -81,7 +81,7 @@ def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
     """Below the text box: the tokens, when the model read the text in [UNK]s or letters (views/shell/reading.py). The
     translator and a toy GPT say which characters or words they have never seen themselves (runtime.runs)."""
     offered = {s.key: s for s in sources()}
-    if choice is None or offered.get(choice.key) is None or offered[choice.key].kind == TRANSLATOR:
+    if choice is None or offered.get(choice.key) is None or offered[choice.key].reads == Reads.CHINESE:
         return
     if run.unknown:  # a model trained here (a toy GPT) names the words it has never seen itself (views.shell.reading)
         return
@@ -89,5 +89,5 @@ def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:
     if special is None:
         return
     named = [t[0] for t in (special.pad, special.unk, special.cls, special.sep, special.mask) if t]
-    translator = any(s.kind == TRANSLATOR and s.available for s in offered.values())
+    translator = any(s.can(Capability.TRANSLATION) and s.available for s in offered.values())
     reading.show(run.tokens, special.unk[0] if special.unk else None, set(named), text, translator)

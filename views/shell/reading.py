@@ -12,7 +12,7 @@ import unicodedata
 import streamlit as st
 
 from locales import _, ngettext
-from model.kinds import ModelKind
+from model.family import Reads
 from runtime import runs
 from runtime.models import Choice, loaded_model
 from runtime.runs import Mask, Run
@@ -90,8 +90,8 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
         state.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
             total=result.total_tokens, read=len(result.tokens)))
     if result.unknown:  # only the models trained here name them: the translator (characters), a toy GPT (words)
-        causal = or_stop(_("The model"), loaded_model, choice).facts.kind == ModelKind.GPT
-        state.notice(unknown_notice(result.unknown, "gpt-word" if causal else "character"))
+        words = or_stop(_("The model"), loaded_model, choice).source.reads == Reads.TOY_ENGLISH
+        state.notice(unknown_notice(result.unknown, "gpt-word" if words else "character"))
     return result
 
 

@@ -17,6 +17,7 @@ from model.translator.ablation import SEED, SENTENCES, head_id, head_sets, scori
 from model.translator.decoding import generate, words_of
 from model.translator.source import TRANSLATOR_KEY
 from model.translator.vocabulary import same_translation
+from runtime.budget import Kind
 from runtime.memory import budget, shared_wait
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice, model_key
@@ -69,7 +70,7 @@ def score_of(model, heads: tuple):
         sources = ablation.sources_of(model, chinese)
         return _with_room(model, sources, ablation.score, model, sources, english, heads)
 
-    return cached(("translate", "heads off", heads), compute, _("Scoring the translator"), kind="ablation")
+    return cached(("translate", "heads off", heads), compute, _("Scoring the translator"), kind=Kind.ABLATION)
 
 
 def ranking(model) -> tuple[tuple, float]:

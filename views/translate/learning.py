@@ -17,6 +17,7 @@ from model.translator.decoding import generate, words_of
 from model.translator.snapshots import at_snapshot, snapshot_steps, training_record
 from model.translator.source import footprint
 from model.translator.vocabulary import EOS_ID, same_translation
+from runtime.budget import Kind
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
@@ -52,7 +53,7 @@ def written_by(model, input_ids, heads_off=()) -> Written:
 def snapshots():
     """(the snapshot steps, model.translator.snapshots.TrainingRecord), read once per process."""
     return cached(("translator snapshots",), lambda: (snapshot_steps(), training_record()),
-                  _("The training snapshots"), kind="snapshot")
+                  _("The training snapshots"), kind=Kind.SNAPSHOT)
 
 
 def snapshot_translator(step: int, trained):

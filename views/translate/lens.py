@@ -7,6 +7,7 @@ import streamlit as st
 
 from locales import _
 from model.translator.logit_lens import logit_lens
+from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.shell.errors import cached
@@ -20,7 +21,7 @@ def lens_of(t: Translate):
     model = t.loaded.translator
     return cached(("lens", t.src, tuple(sorted(t.heads_off))),
                   lambda: on_model_thread(logit_lens, model, t.source.input_ids, t.heads_off), _("The translator"),
-                  kind="attribution")
+                  kind=Kind.ATTRIBUTION)
 
 
 def npz_of(lens, words, vocabulary) -> bytes:

@@ -10,6 +10,7 @@ it.
 import streamlit as st
 
 from locales import _
+from runtime.budget import Kind
 from runtime.live_recipes import Settings, live_steps
 from runtime.live_training import RUNNING, LiveTraining
 from runtime.memory import budget
@@ -41,7 +42,7 @@ def written_now(live, run, t: Translate):
     step, model = built
     key = ("live translation", *run_key(run), step, tuple(t.source.input_ids[0].tolist()), t.heads_off)
     written = or_stop(_("The live model"), budget().get_or_build, key,
-                      lambda: on_model_thread(written_by, model, t.source.input_ids, t.heads_off), "live")
+                      lambda: on_model_thread(written_by, model, t.source.input_ids, t.heads_off), Kind.LIVE)
     return step, written
 
 

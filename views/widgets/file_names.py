@@ -13,15 +13,13 @@ import re
 
 import streamlit as st
 
-from model.kinds import SourceKey
+from runtime.models import sources
 from views.widgets import state
 
 MAX_CHARS = 120  # with the extension
 _CONTEXT = "_file_names"  # session state: {"model": the model's name in file names}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _EXTENSION = re.compile(r"[A-Za-z0-9]{1,8}")
-PACKAGED = {SourceKey.MINILM: "all-MiniLM-L6-v2", SourceKey.TRANSLATOR: "translator",  # by source key
-            SourceKey.GPT: "toy-gpt"}
 
 
 def new_page() -> None:
@@ -51,7 +49,8 @@ def model_name(key: str, random=None) -> str:
     if random is not None:
         return (f"{key}-d{random.d_model}-h{random.nhead}-l{random.num_layers}"
                 + ("" if random.seed == 0 else f"-seed{random.seed}"))
-    return PACKAGED.get(key) or key.split(":", 1)[-1].rsplit("/", 1)[-1]
+    named = next((s.name for s in sources() if s.key == key and s.name), None)  # a built-in's own name
+    return named or key.split(":", 1)[-1].rsplit("/", 1)[-1]
 
 
 def safe(part: str) -> str:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from locales import N_, _
 from model.loading.footprint import module_bytes
+from runtime.budget import Kind
 from runtime.live_recipes import GPT, TRANSLATOR, BadSetting
 from runtime.live_training import FAILED, FINISHED, RUNNING, STOPPED, AlreadyRunning, under_way
 from runtime.memory import budget
@@ -141,7 +142,7 @@ def newest_model(live, run, estimate: int = 4 * 2**20):
         return None if found is None else (found[0], live.settings.model(run.config, found[1]))
 
     key = ("live model", *run_key(run), run.weights_step)
-    return budget().get_or_build(key, load, "live", estimate, lambda v: module_bytes(v[1]) if v else 0)
+    return budget().get_or_build(key, load, Kind.LIVE, estimate, lambda v: module_bytes(v[1]) if v else 0)
 
 
 def status(run, score: str, score_at: str, score_help: str, running: str, finished_test: str | None = None) -> None:

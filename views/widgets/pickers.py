@@ -3,53 +3,56 @@ format of the charts' downloads. Each is bound to the URL (views/widgets/state.p
 import streamlit as st
 
 from locales import N_, _
-from model.analysis.showcase import SHOWCASE
-from model.gpt.toy import SHOWCASE_TEXT, showcase_head
-from model.kinds import SourceKey
-from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, TRANSLATOR, RandomConfig, is_language_model
+from model.family import Capability, Reads
+from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, ModelSource, RandomConfig
 from model.messages import Later
 from runtime.models import Choice, sources
 from views.widgets import file_names, state
 from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
-DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-# The toy GPT reads toy English (docs/toy-language.md): a sentence and its repeat, so that its induction head (the
-# page opens at it) shows at once: each word of the second copy looks at the word after its first occurrence.
-GPT_TEXT = SHOWCASE_TEXT
-# The source (?src=) and target (?tgt=) of an encoder-decoder: the translator reads Chinese and writes English (an
-# empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."  # unless a source has its example
+# The source (?src=) and target (?tgt=) of an encoder-decoder: one that reads Chinese (the translator) writes English
+# (an empty target: its own translation); the random encoder-decoder reads the default model's English vocabulary.
 CHINESE_SOURCE = "我有一只猫"
-SEQ2SEQ_TEXTS = {SourceKey.TRANSLATOR: (CHINESE_SOURCE, ""),  # by source key
-                 SourceKey.RANDOM: ("The cat sat on the mat.", "Le chat était assis sur le tapis.")}
+CHINESE_TEXTS = (CHINESE_SOURCE, "")
+ENGLISH_TEXTS = ("The cat sat on the mat.", "Le chat était assis sur le tapis.")
 D_MODELS = (32, 64, 96, 128, 192, 256, 384, 512, 768)
 NORMS = {"post-LN": N_("post-LN"), "pre-LN": N_("pre-LN")}  # ?norm= values, and what they show
 POSITIONS = {"sinusoidal": N_("sinusoidal"), "learned": N_("learned")}  # ?positional= values, and what they show
 
 
+def source_of(key: str | None) -> ModelSource | None:
+    """The source of this key in the model list, if any."""
+    return next((s for s in sources() if s.key == key), None)
+
+
 def model_choice(container=None, translator: bool = False) -> Choice:
     """The model picker (sidebar by default): available sources, the unavailable ones with why. translator: the
-    page offers the translator (model.loading.sources.TRANSLATOR; views.shell.registry.PageSpec.translator)."""
-    return _picker(container or st.sidebar, [s for s in sources() if translator or s.kind != TRANSLATOR],
-                   DEFAULT_KEY, {}, RANDOM_KEY)
+    page offers a model that translates (views.shell.registry.PageSpec.translator)."""
+    return _picker(container or st.sidebar,
+                   [s for s in sources() if translator or not s.can(Capability.TRANSLATION)], DEFAULT_KEY, {},
+                   RANDOM_KEY)
 
 
 def language_model_choice(container=None) -> Choice:
-    """The Language model page's model: the toy GPT (the default) or a GPT-2 checkpoint the server has. Bound to
-    ?model= like every page's picker; a link naming a model that is not a language model falls back to the toy GPT."""
-    offered = sorted((s for s in sources() if is_language_model(s)), key=lambda s: s.key != SourceKey.GPT)
-    if not offered:
+    """The Language model page's model: any that writes the next word, the first of the list by default (the toy
+    GPT). Bound to ?model= like every page's picker; a link naming a model that is not a language model falls back
+    to the default."""
+    offered = [s for s in sources() if s.can(Capability.GENERATION)]
+    if not any(s.available for s in offered):
         st.error(_("No language model is available on this server: the toy GPT's files are missing (python -m "
                    "training.train_gpt writes them)."))
         state.stop()
-    return _picker(container or st.sidebar, offered, SourceKey.GPT, {}, "")
+    return _picker(container or st.sidebar, offered, next(s.key for s in offered if s.available), {}, "")
 
 
 def seq2seq_choice(container=None) -> Choice:
-    """The encoder-decoder page's model: the translator (the default), or a random encoder-decoder and its
-    settings. Bound to ?model= like every page's picker."""
-    offered = sorted((s for s in sources() if s.kind in (TRANSLATOR, RANDOM_KEY)), key=lambda s: s.kind != TRANSLATOR)
-    default = next((s.key for s in offered if s.kind == TRANSLATOR), RANDOM_KEY)
+    """The encoder-decoder page's model: one that cross-attends (the translator, the default), or a random
+    encoder-decoder and its settings. Bound to ?model= like every page's picker."""
+    offered = [s for s in sources() if s.can(Capability.CROSS_ATTENTION)]
+    offered += [s for s in sources() if s.key == RANDOM_KEY]
+    default = next((s.key for s in offered if s.can(Capability.CROSS_ATTENTION) and s.available), RANDOM_KEY)
     return _picker(container or st.sidebar, offered, default,
                    {RANDOM_KEY: N_("Random encoder-decoder (untrained, configurable)")}, RANDOM_KEY,
                    settings=N_("Random encoder-decoder"))
@@ -91,20 +94,24 @@ def shown_as(labels: dict):
     return {option: shown(label) for option, label in labels.items()}.__getitem__
 
 
-def _seq2seq_texts(model: str | None) -> tuple[str, str]:
-    return SEQ2SEQ_TEXTS[SourceKey.TRANSLATOR if model == SourceKey.TRANSLATOR else SourceKey.RANDOM]
+def seq2seq_texts(model: str | None) -> tuple[str, str]:
+    """The source and target an encoder-decoder's boxes start with: Chinese for one that reads it, else English."""
+    source = source_of(model)
+    return CHINESE_TEXTS if source is not None and source.reads == Reads.CHINESE else ENGLISH_TEXTS
 
 
 def default_text(model: str | None) -> str:
-    """The sentence a model's text box starts with: toy English for the toy GPT, the English sentence otherwise."""
-    return GPT_TEXT if model == SourceKey.GPT else DEFAULT_TEXT
+    """The sentence a model's text box starts with: its source's example (toy English for the toy GPT), else the
+    English sentence."""
+    source = source_of(model)
+    return (source.example if source is not None else "") or DEFAULT_TEXT
 
 
 def _texts_follow_the_model() -> None:
     """A source, target or sentence still at the previous model's default becomes the new model's: Chinese for the
     translator, toy English for the toy GPT, English for the others. A text the visitor typed stays."""
     before, after = state.kept("model"), st.session_state.get("model")
-    old, new = _seq2seq_texts(before), _seq2seq_texts(after)
+    old, new = seq2seq_texts(before), seq2seq_texts(after)
     for name, was, now in zip(("src", "tgt"), old, new):
         state.replace_default(name, was, now)
     state.replace_default("text", default_text(before), default_text(after))
@@ -113,11 +120,13 @@ def _texts_follow_the_model() -> None:
 def text_box(choice: Choice | None) -> dict:
     """The frame's text box for a model: the sentence (?text=), or for the translator its Chinese source (?src=),
     the same text as on the encoder-decoder page."""
-    if choice is not None and choice.key == SourceKey.TRANSLATOR:
+    source = source_of(None if choice is None else choice.key)
+    if source is not None and source.reads == Reads.CHINESE:
         return {"label": _("Chinese sentence (what the translator's encoder reads)"), "name": "src",
                 "default": CHINESE_SOURCE}
-    if choice is not None and choice.key == SourceKey.GPT:
-        return {"label": _("Toy English (what the GPT reads; `.` ends a sentence)"), "default": GPT_TEXT}
+    if source is not None and source.reads == Reads.TOY_ENGLISH:
+        return {"label": _("Toy English (what the GPT reads; `.` ends a sentence)"),
+                "default": default_text(source.key)}
     return {}
 
 
@@ -186,10 +195,10 @@ def pick(maps, layer: int, head: int, mean: bool):
 
 
 def first_head(choice, num_layers: int, num_heads: int) -> tuple[int, int]:
-    """The layer and head a page opens at before any is chosen: on the pretrained MiniLM the head measured best at
-    `it` -> what it refers to (model.analysis.showcase), on the toy GPT the induction head that shows best on its
-    first text, a sentence written twice (model.gpt.toy.showcase_head), not layer 0 head 0; (0, 0) on other models."""
-    key = None if choice is None else choice.key
-    layer, head = (SHOWCASE["all-MiniLM-L6-v2"] if key == DEFAULT_KEY else showcase_head() if key == SourceKey.GPT
-                   else (0, 0))
+    """The layer and head a page opens at before any is chosen: the head its source shows best on its example (on the
+    pretrained MiniLM the head measured best at `it` -> what it refers to, model.analysis.showcase; on the toy GPT the
+    induction head that shows best on a sentence written twice, model.gpt.toy.showcase_head), not layer 0 head 0;
+    (0, 0) on other models."""
+    source = source_of(None if choice is None else choice.key)
+    layer, head = (0, 0) if source is None or source.showcase is None else source.showcase()
     return (layer, head) if layer < num_layers and head < num_heads else (0, 0)
