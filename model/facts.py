@@ -43,7 +43,7 @@ class ModelFacts:
     """One model's architecture as data. Sizes are per stack: an encoder-decoder has `layers` encoder layers and
     `decoder_layers` decoder layers (0 for an encoder alone)."""
 
-    kind: ModelKind
+    kind: str  # its family's (model.families): a ModelKind for the families built in
     layers: int
     heads: int
     d_model: int
@@ -63,9 +63,10 @@ class ModelFacts:
     capabilities: frozenset[Capability] = frozenset()  # what it can do, as its family declares (model.family)
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
-        object.__setattr__(self, "kind", ModelKind(self.kind))
+        if not isinstance(self.kind, str) or not self.kind:
+            raise ValueError(f"kind must be a family's name (model.families), not {self.kind!r}")
+        if self.kind in KINDS:
+            object.__setattr__(self, "kind", ModelKind(self.kind))
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, not {self.positional!r}")
         if self.heads < 1 or self.d_model % self.heads:

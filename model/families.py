@@ -5,7 +5,6 @@ it ships or builds, the checkpoints it reads, how a source is sized and loaded),
 The model list (model.loading.sources), the pages and the runtime ask this registry and the capabilities
 (model.family), never for a family by name."""
 from model.gpt.source import FAMILY as GPT
-from model.kinds import ModelKind
 from model.loading.bert_source import FAMILY as BERT
 from model.loading.random_source import FAMILY as RANDOM_ENCODER
 from model.loading.source_types import Family
@@ -14,7 +13,7 @@ from model.translator.source import FAMILY as TRANSLATOR
 FAMILIES: tuple[Family, ...] = (BERT, RANDOM_ENCODER, TRANSLATOR, GPT)  # in the order the model list shows them
 
 
-def family(kind: ModelKind) -> Family:
+def family(kind: str) -> Family:
     return next(f for f in FAMILIES if f.kind == kind)
 
 

@@ -11,7 +11,7 @@ from torch import nn
 
 from model.facts import ModelFacts
 from model.family import Capability, Reads
-from model.kinds import ModelKind, SourceKind
+from model.kinds import SourceKind
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class ModelSource:
     path: Path | None
     available: bool
     reason: str  # why it is unavailable, or where it comes from
-    family: ModelKind | None = None  # what it is (None: a checkpoint of an architecture read nowhere here)
+    family: str | None = None  # its family's kind (model.families; None: an architecture read nowhere here)
     capabilities: frozenset[Capability] = frozenset()  # its family's, and what this source adds
     reads: Reads = Reads.TOKENIZER
     name: str = ""  # in the names of the files a page gives away (views.widgets.file_names); "" = from its key
@@ -67,7 +67,7 @@ class Family:
     sources it ships or builds, the Hugging Face checkpoints it reads, and how a source of it is sized (before
     anything is built) and loaded."""
 
-    kind: ModelKind
+    kind: str  # its name: a ModelKind for the families built in, any other name for a new one
     config: type  # its one config dataclass
     capabilities: frozenset[Capability]
     reads: Reads

@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 from locales import N_
-from model.families import FAMILIES, checkpoint_types, family, reading
+from model import families
+from model.families import checkpoint_types, family, reading
 from model.kinds import SourceKind
 from model.loading.bert_source import DEFAULT_KEY, packaged_model_dir
 from model.loading.checkpoint import CONFIG, CheckpointError
@@ -67,7 +68,7 @@ def checkpoint_source(key: str, label: str, kind: SourceKind, path: Path) -> Mod
 
 def list_sources(environ=os.environ) -> list[ModelSource]:
     """Every model the app could offer, available or not (with the reason); the default first."""
-    sources = [source for f in FAMILIES for source in f.builtin()]
+    sources = [source for f in families.FAMILIES for source in f.builtin()]
     for key, label, path in operator_dirs(environ, {s.key for s in sources}):
         sources.append(checkpoint_source(key, label, SourceKind.DIRECTORY, path))
     cache, seen = hf_cache_dir(environ), set()

@@ -100,7 +100,8 @@ def test_summary_and_checks():
                                "segment embeddings")
     assert facts.head_dim == 32
     with pytest.raises(ValueError, match="kind"):
-        ModelFacts("rnn", 1, 1, 8, 8, "gelu", False, False, "learned", 8, 8)
+        ModelFacts("", 1, 1, 8, 8, "gelu", False, False, "learned", 8, 8)
+    assert ModelFacts("rnn", 1, 1, 8, 8, "gelu", False, False, "learned", 8, 8).kind == "rnn"  # a new family's own
     with pytest.raises(ValueError, match="positional"):
         ModelFacts("encoder", 1, 1, 8, 8, "gelu", False, False, "rotary", 8, 8)
     with pytest.raises(ValueError, match="multiple of heads"):
