@@ -5,7 +5,7 @@ import streamlit as st
 
 from locales import _
 from views.shell import formulas, frame, language, lecture, link_check, lone_surrogates, navigation, registry
-from views.widgets import state
+from views.widgets import link_writes
 
 # Streamlit's chart theme replaces plotly's template (the charts are pixel-identical without it), so
 # don't build and send plotly's default template, about 7 KB, with every chart on every rerun.
@@ -19,7 +19,7 @@ def main(start: str | None = None) -> None:
     pages = navigation.pages((start, lang), lambda: [
         frame.streamlit_page(spec, default=spec.default if start is None else spec.path == start)
         for spec in registry.PAGES])
-    with state.url_writes():  # one URL message per run, not one per widget
+    with link_writes.url_writes():  # one URL message per run, not one per widget
         link_check.check_link()
         language.switch(lang)
         lecture.toggle()

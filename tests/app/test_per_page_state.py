@@ -9,7 +9,7 @@ def _two_pages():
     """Two pages' worth of widgets in one script: st.session_state["page"] says which is drawn."""
     import streamlit as st  # noqa: PLC0415 - AppTest runs this function's source alone
 
-    from views.widgets import state  # noqa: PLC0415 - AppTest runs this function's source alone
+    from views.widgets import link_writes, state  # noqa: PLC0415 - AppTest runs this function's source alone
 
     page = st.session_state.get("page", "heatmap")
     if st.session_state.get("drawn") != page:  # as Streamlit does on a page switch: the widgets' state and the
@@ -18,7 +18,7 @@ def _two_pages():
         if "drawn" in st.session_state:
             st.query_params.clear()
         st.session_state["drawn"] = page
-    with state.url_writes():
+    with link_writes.url_writes():
         state.set_page(page)
         state.text("Sentence", "text", "The cat sat", 100)
         state.int_slider("Layer", "layer", 0, 5, 0)

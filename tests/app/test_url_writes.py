@@ -1,9 +1,9 @@
-"""views.widgets.state.url_writes: a run's URL writes reach the browser as one message, and never half of them."""
+"""views.widgets.link_writes.url_writes: a run's URL writes reach the browser as one message, and never half of them."""
 from types import SimpleNamespace
 
 import pytest
 
-from views.widgets import state
+from views.widgets import link_writes, state
 
 
 class QueryParams(dict):
@@ -29,6 +29,7 @@ class QueryParams(dict):
 def st(monkeypatch):
     fake = SimpleNamespace(query_params=QueryParams(text="hello", layer="1"), session_state={})
     monkeypatch.setattr(state, "st", fake)
+    monkeypatch.setattr(link_writes, "st", fake)
     return fake
 
 
@@ -39,12 +40,12 @@ def write(st, **values):
 
 
 def test_writes_inside_a_block_are_one_message_with_only_what_changed(st):
-    with state.url_writes():
+    with link_writes.url_writes():
         write(st, text="hello", layer=2, head=3)
-        with state.url_writes():  # a fragment drawn by its page: joins the page's message
+        with link_writes.url_writes():  # a fragment drawn by its page: joins the page's message
             write(st, mean=False)
         assert st.query_params.messages == []
-        assert state.url_params() == {"text": "hello", "layer": "2", "head": "3", "mean": "False"}
+        assert link_writes.url_params() == {"text": "hello", "layer": "2", "head": "3", "mean": "False"}
     assert st.query_params.messages == [{"layer": "2", "head": "3", "mean": "False"}]
 
 
@@ -57,10 +58,10 @@ def test_an_interrupted_run_sends_nothing_so_the_next_run_writes_it_all(st):
     class Rerun(Exception):
         pass
 
-    with pytest.raises(Rerun), state.url_writes():
+    with pytest.raises(Rerun), link_writes.url_writes():
         write(st, layer=2)
         raise Rerun
     assert st.query_params.messages == [] and st.query_params["layer"] == "1"
-    with state.url_writes():
+    with link_writes.url_writes():
         write(st, layer=2)
     assert st.query_params.messages == [{"layer": "2"}]

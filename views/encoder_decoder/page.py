@@ -24,7 +24,7 @@ from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
 from views.shell.reading import unknown_notice
-from views.widgets import downloads, special_tokens, state
+from views.widgets import downloads, link_writes, notices, special_tokens, state
 from views.widgets.pickers import (
     CHINESE_TEXTS,
     ENGLISH_TEXTS,
@@ -79,8 +79,8 @@ def texts(translator: bool) -> tuple[str, str]:
     for message in missing:
         st.info(message)
     if missing:
-        state.show_notices()
-        state.stop()
+        notices.show_notices()
+        link_writes.stop()
     return src, tgt
 
 
@@ -99,7 +99,7 @@ def say_what_was_cut(result: Seq2SeqRun) -> None:
             (result.tgt_total, result.tgt_tokens,
              _("The target has {total} tokens; the model reads at most {read}, so the rest was cut."))):
         if total > len(tokens):
-            state.notice(message.format(total=total, read=len(tokens)))
+            notices.notice(message.format(total=total, read=len(tokens)))
 
 
 def npz(r: Seq2SeqRun) -> bytes:
@@ -147,7 +147,7 @@ def view(page: Page) -> None:
         say_what_was_cut(run)
         for unknown, what in ((decoded.unknown_source, "character"), (decoded.unknown_target, "word")):
             if unknown:
-                state.notice(unknown_notice(unknown, what))
+                notices.notice(unknown_notice(unknown, what))
         config = loaded_translator().translator.config
     else:
         config = choice.random
@@ -158,7 +158,7 @@ def view(page: Page) -> None:
     col1, col2, col3 = lecture.controls([2, 2, 1])
     layer, head, mean = layer_head(config.num_layers, config.nhead, containers=(col1, col2, col3))
     mode = special_tokens.choose(lecture.place() or st)
-    state.show_notices()
+    notices.show_notices()
     if decoded is not None:
         with st.sidebar if lecture.on() else st.container():
             translator_part.show_translation(run, decoded)

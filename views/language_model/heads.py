@@ -21,7 +21,7 @@ from views.language_model.page import LanguageModel, head_name
 from views.language_model.run import writing
 from views.shell.errors import cached, or_stop
 from views.shell.markdown import plain
-from views.widgets.decoding import Way
+from views.widgets.next_word import Way
 
 SENTENCES, SENTENCE_SEED = 2000, 99  # the held-out single sentences the toy GPT's training measures on
 CHECKPOINT_PROBES, CHECKPOINT_SENTENCES = 100, 300  # fewer for a GPT-2 checkpoint: every pass costs more

@@ -23,7 +23,7 @@ from views.charts.mounted import show_chart
 from views.language_model.page import LanguageModel, head_name
 from views.shell import lecture
 from views.shell.errors import cached
-from views.widgets import state
+from views.widgets import notices, state
 from viz.attention import heatmap_spec
 from viz.language_model import position_loss_spec
 
@@ -125,7 +125,7 @@ def section(lm: LanguageModel) -> None:
         seed = state.int_param("probe_seed", 0, MAX_SEED, 0)
         if source == "probe":
             st.button(_("New random words"), icon=":material/casino:", on_click=_new_probe)
-        state.show_notices()
+        notices.show_notices()
     probe = source == "probe"
     ids, tokens = probe_of(lm, seed) if probe else (lm.ids, lm.tokens)
     if not probe and not induction_pairs(torch.tensor(ids))[0].size:

@@ -24,7 +24,7 @@ from views.language_model.induction import Circuit, circuit, probe_of, read_circ
 from views.language_model.page import LanguageModel, head_name
 from views.shell import lecture
 from views.shell.errors import cached, or_stop
-from views.widgets import state
+from views.widgets import notices, state
 from viz.attention import heatmap_spec
 from viz.learning import JUMP_FILL, PLATEAU_FILL, head_scores, learning_curve
 
@@ -151,7 +151,7 @@ def section(lm: LanguageModel) -> None:
                             widget="select_slider", format_func=lambda s: names.get(s, str(s)),
                             help=_("The shipped toy GPT was saved at these steps while it trained, most of them "
                                    "inside the jump: drag from the random model (step 0) to the trained one."))
-        state.show_notices()
+        notices.show_notices()
     at, head = record.at(step), record.induction_head()
     c = circuit_at(step, lm)
     left, middle, right, fourth = lecture.controls(4)

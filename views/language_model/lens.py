@@ -14,7 +14,7 @@ from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.language_model.page import LanguageModel
 from views.shell.errors import cached
-from views.widgets import downloads, state
+from views.widgets import downloads, notices
 from viz.lens import lens_figure
 
 COLUMNS = 24  # the prompt's last positions shown (a cell holds a word and a probability: wider is unreadable)
@@ -44,7 +44,7 @@ def npz_of(lm: LanguageModel, lens) -> bytes:
 
 
 def section(lm: LanguageModel) -> None:
-    state.show_notices()
+    notices.show_notices()
     lens = lens_of(lm)
     top_ids, top_p, final_p, rank, final = lens
     shown = slice(max(0, len(lm.ids) - COLUMNS), len(lm.ids))

@@ -17,9 +17,9 @@ from runtime.models import Choice
 from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.markdown import code
+from views.shell.parts import show_part
 from views.shell.reading import unknown_notice
-from views.widgets import state
-from views.widgets.decoding import show_part
+from views.widgets import link_writes, notices, state
 from views.widgets.pickers import language_model_choice
 
 # ?part= -> (label, module): each module has section(lm: LanguageModel)
@@ -113,8 +113,8 @@ def prompt_box(toy: bool) -> str:
     if not prompt.strip():
         st.info(_("Type a prompt above: a few words for the model to go on from, for example: the teacher saw"),
                 icon=":material/edit:")
-        state.show_notices()
-        state.stop()
+        notices.show_notices()
+        link_writes.stop()
     return prompt
 
 
@@ -125,11 +125,11 @@ def read_prompt(reader, prompt: str, positions: int, words: int, toy: bool) -> t
     room = max(1, min(positions, PAGE_TOKENS) - words)
     ids, tokens = read.ids[-room:], read.tokens[-room:]
     if len(read.ids) > room:
-        state.notice(_("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
+        notices.notice(_("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
                        "(its context is {positions} tokens), so it reads only the last {room}: the rest was cut."
                        ).format(total=len(read.ids), words=words, room=room, positions=positions))
     if toy and read.unknown:
-        state.notice(unknown_notice(read.unknown, "gpt-word"))
+        notices.notice(unknown_notice(read.unknown, "gpt-word"))
     if not toy:
         st.caption(_("The checkpoint's own tokenizer reads the prompt as {n} tokens: {tokens}").format(
             n=len(tokens), tokens=" ".join(code(t) for t in tokens[:60]) + (" …" if len(tokens) > 60 else "")))
@@ -147,7 +147,7 @@ def view(page: Page) -> None:
         words = state.int_slider(_("Words to write"), "words", 1, MAX_WORDS, DEFAULT_WORDS)
         reader = reader_of(loaded)
         ids, tokens = read_prompt(reader, prompt, loaded.model.max_positions, words, words_of_toy_english)
-        state.show_notices()
+        notices.show_notices()
         parts = [p for p in PARTS if toy or p not in TOY_ONLY]
         labels = {key: _(PARTS[key][0]) for key in parts}  # translated now (see heads_off)
         part = state.choice(_("Show"), "part", parts, "next", widget="segmented_control",

@@ -18,7 +18,7 @@ from views.language_model.page import LanguageModel
 from views.shell.errors import cached
 from views.shell.markdown import plain
 from views.widgets import downloads
-from views.widgets.decoding import SAMPLE, TOP_WORDS, Way
+from views.widgets.next_word import SAMPLE, TOP_WORDS, Way
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from views.language_model.page import PLAYING, LanguageModel
 from views.language_model.run import download, writing, writing_line
 from views.shell import lecture
 from views.shell.markdown import plain
-from views.widgets import state
-from views.widgets.decoding import GREEDY, SAMPLE, step_controls, way_controls, which_heads
+from views.widgets import notices
+from views.widgets.next_word import GREEDY, SAMPLE, step_controls, way_controls, which_heads
 from views.widgets.pickers import first_head, layer_head, pick
 from viz.decoding import causal_step_spec, next_word_spec
 
@@ -32,7 +32,7 @@ def section(lm: LanguageModel) -> None:
         first = first_head(lm.choice, config.n_layer, config.n_head)  # the toy GPT's induction head
         layer, head, mean = layer_head(config.n_layer, config.n_head, layer=first[0], head=first[1])
         step = step_controls(len(w.words) - 1, PLAYING)
-        state.show_notices()
+        notices.show_notices()
         st.markdown(writing_line(way, w))
     read = " ".join(plain(t) for t in w.tokens[:w.row(step) + 1][-24:])
     st.markdown(_("**Step {step}.** The model reads {n} tokens, ending: … {read} → writes **{word}**").format(

@@ -13,7 +13,7 @@ from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
 from views.shell.navigation import link_to
-from views.widgets import downloads, special_tokens, state
+from views.widgets import downloads, link_writes, notices, special_tokens, state
 from views.widgets.pickers import first_head
 from views.widgets.special_tokens import Shown
 from viz.attention import heatmap_spec
@@ -65,7 +65,7 @@ def describe(mosaic: Mosaic) -> str:
 
 def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[str, str]:
     """The heatmap page's link: this page's settings (a random model's config too), at this layer and head."""
-    params = {k: v for k, v in state.url_params().items() if k not in ("pool", "tile")}
+    params = {k: v for k, v in link_writes.url_params().items() if k not in ("pool", "tile")}
     params.update(text=text, model=choice.key, layer=str(layer), head=str(head), mean="0")
     return params
 
@@ -114,7 +114,7 @@ def view(page: Page) -> None:
     layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
     head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls)
     with chart:
-        state.show_notices()
+        notices.show_notices()
     left.page_link(link_to("heatmap"),
                    label=_("Open layer {layer} head {head} in the big view").format(layer=layer, head=head),
                    icon=":material/zoom_in:", query_params=big_view_params(text, choice, layer, head))

@@ -12,7 +12,7 @@ from views.shell import lecture
 from views.shell.errors import or_stop
 from views.shell.frame import Page
 from views.shell.reading import run as run_of
-from views.widgets import state
+from views.widgets import notices
 from views.widgets.pickers import random_config
 from viz.architecture import cost_bars_spec, cost_columns, cost_table, module_costs, shape_steps
 
@@ -29,7 +29,7 @@ def explain_heads(raw: str | None, config: RandomConfig) -> None:
     except (TypeError, ValueError):
         return  # no ?heads=, or not a number (views.widgets.state has said so)
     if asked >= 1 and config.d_model % asked:
-        state.notice(_("{asked} heads do not divide d_model = {d_model}: each head gets d_model / heads dimensions, "
+        notices.notice(_("{asked} heads do not divide d_model = {d_model}: each head gets d_model / heads dimensions, "
                        "so the head count must divide d_model. Using {heads} heads.").format(
             asked=asked, d_model=config.d_model, heads=config.nhead))
 
@@ -120,7 +120,7 @@ def view(page: Page) -> None:
     seq_len = len(run.tokens)
 
     with main:
-        state.show_notices()  # at the top of the results, beside the sliders that caused them
+        notices.show_notices()  # at the top of the results, beside the sliders that caused them
         st.header(_("Parameters and FLOPs: random model, {layers} layers × {heads} heads").format(
             layers=config.num_layers, heads=config.nhead))
         positions = _("learned positions") if config.positional == "learned" else _("sinusoidal positions")

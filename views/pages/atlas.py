@@ -18,7 +18,7 @@ from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, link_writes, notices, state
 from views.widgets.special_tokens import special_positions
 from viz.atlas import grid_figure, shares_figure, thumbnails
 
@@ -71,7 +71,7 @@ def atlas_of(run: Run) -> Atlas:
 
 def heatmap_link(layer: int, head: int) -> str:
     """The heatmap page at this head, with this page's link state (text, model, its settings, language)."""
-    params = {k: v for k, v in state.url_params().items() if k not in ("layer", "head", "mean", "stage")}
+    params = {k: v for k, v in link_writes.url_params().items() if k not in ("layer", "head", "mean", "stage")}
     params.update(layer=str(layer), head=str(head), mean="0")
     return "./?" + urlencode(params)  # the default page is served at /: relative, so a base path is kept
 
@@ -123,7 +123,7 @@ def view(page: Page) -> None:
     atlas = atlas_of(run)
     shown = state.choice(_("Map of"), "prop", PROPERTIES, "entropy", container=lecture.place() or st,
                          format_func=lambda name: _(COLUMNS[name][0]), help=_("Which measurement the map shows."))
-    state.show_notices()
+    notices.show_notices()
     label, tip = COLUMNS[shown]
     show_chart(grid_figure(atlas.properties[shown], _("{measure}: every head of every layer").format(
         measure=_(label)), zmax_of(shown, len(run.tokens)), ".1f" if shown == "distance" else ".2f"), key="atlas_grid")

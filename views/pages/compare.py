@@ -17,7 +17,7 @@ from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.markdown import code
 from views.shell.reading import run as run_of
-from views.widgets import downloads, special_tokens, state
+from views.widgets import downloads, link_writes, notices, special_tokens, state
 from views.widgets.pickers import MAX_TEXT_CHARS, first_head, shown, shown_as, source_of
 from viz.attention import heatmap_spec
 from viz.compare import difference_spec, outlined
@@ -46,7 +46,7 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
             text = state.text(label, "text2", SECOND[reads], MAX_TEXT_CHARS, container=controls, height=80)
         if not text.strip():
             st.info(_("Type a second sentence to compare with the first."))
-            state.stop()
+            link_writes.stop()
         return run_of(page.choice, text), _("the second sentence")
     if pair == "model":
         offered = [s for s in sources()
@@ -54,7 +54,7 @@ def second_run(page: Page, pair: str, controls) -> tuple[Run, str]:
         if not offered or (source is not None and source.reads == Reads.CHINESE):
             st.info(_("A second model reads the same sentence: the translator reads Chinese characters, which the "
                       "other models do not share. Pick another model in the sidebar to compare two models."))
-            state.stop()
+            link_writes.stop()
         labels = {s.key: s.label for s in offered}
         key = state.choice(_("Second model (B)"), "model2", list(labels), offered[0].key, container=controls,
                            format_func=shown_as(labels))
@@ -98,7 +98,7 @@ def view(page: Page) -> None:
     t = len(tokens_a)
     query = state.choice(_("Query row"), "query", range(t), 1 if t > 2 and not shown_a.hides else 0,
                          container=query_box, format_func=lambda i: token_label(tokens_a, i))
-    state.show_notices()
+    notices.show_notices()
 
     map_a = shown_a.maps(run_a.attentions[layer, head])
     map_b = shown_b.maps(run_b.attentions[layer_b, head_b])

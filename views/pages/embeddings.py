@@ -15,7 +15,7 @@ from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, link_writes, notices, state
 from views.widgets.pickers import source_of
 from viz.embeddings import cosine_figure, map_figure, paths_figure, shares_figure, short
 from viz.labels import token_label
@@ -44,7 +44,7 @@ def sentences_of(raw: str) -> list[str]:
     """The non-empty lines, at most MAX_SENTENCES (a notice says when more were given)."""
     lines = [line.strip() for line in raw.splitlines() if line.strip()]
     if len(lines) > MAX_SENTENCES:
-        state.notice(_("This page compares at most {n} sentences: the first {n} of {given} are shown.").format(
+        notices.notice(_("This page compares at most {n} sentences: the first {n} of {given} are shown.").format(
             n=MAX_SENTENCES, given=len(lines)))
     return lines[:MAX_SENTENCES]
 
@@ -73,7 +73,7 @@ def view(page: Page) -> None:
     sentences = sentences_of(raw)
     if not sentences:
         st.info(_("Type a few sentences above, one per line, to compare their sentence vectors."))
-        state.stop()
+        link_writes.stop()
     source = source_of(page.choice.key)
     trained = source is not None and source.can(Capability.SENTENCE_EMBEDDING) and page.choice.random is None
     if not trained:
@@ -82,14 +82,14 @@ def view(page: Page) -> None:
     vectors = [vectors_of(page, s) for s in sentences]
     for i, (_v, tokens, cut, total) in enumerate(vectors):
         if cut:
-            state.notice(_("Sentence {i} has {total} tokens; the model reads at most {read}, so the rest was cut.")
+            notices.notice(_("Sentence {i} has {total} tokens; the model reads at most {read}, so the rest was cut.")
                          .format(i=i + 1, total=total, read=len(tokens)))
         elif len(tokens) > PIPELINE_TOKENS and trained:
-            state.notice(_("Sentence {i} has {n} tokens: the sentence-transformers pipeline would cut it at {cut}; "
+            notices.notice(_("Sentence {i} has {n} tokens: the sentence-transformers pipeline would cut it at {cut}; "
                            "this page reads it whole.").format(i=i + 1, n=len(tokens), cut=PIPELINE_TOKENS))
     picked = state.choice(_("Tokens of sentence"), "sent", range(len(sentences)), 0,
                           container=lecture.place() or st, format_func=lambda i: f"{i + 1}: {short(sentences[i], 60)}")
-    state.show_notices()
+    notices.show_notices()
 
     similarity = cosines(np.stack([v.embedding for v, *_ in vectors]))
     show_chart(cosine_figure(similarity, sentences, _("Cosine similarity of the sentence vectors")), key="cosines")

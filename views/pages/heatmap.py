@@ -8,7 +8,7 @@ from views.charts.head_chart import preloads, selection, show_head_chart
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import downloads, special_tokens, state
+from views.widgets import downloads, link_writes, notices, special_tokens, state
 from views.widgets.pickers import first_head
 from viz.attention import heatmap_spec
 
@@ -27,14 +27,14 @@ def view(page: Page) -> None:
     else:
         layer = state.int_slider(_("Layer"), "layer", 0, run.num_layers - 1, first[0], container=controls)
         head = state.int_slider(_("Head"), "head", 0, run.num_heads - 1, first[1], container=controls, disabled=mean)
-        state.show_notices()
+        notices.show_notices()
         _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=False)
     # the same file whatever the selection: outside the fragment, not sent again with each move
     downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
                      "attention_trace.npz", "application/octet-stream")
 
 
-@state.fragment
+@link_writes.fragment
 def _chart_and_files(run: Run, attentions: np.ndarray, tokens, first: tuple[int, int], mean: bool, auto_range: bool,
                      shown: special_tokens.Shown) -> None:
     """The chart with its own sliders, and what follows its selection (the link, the download of this map).
@@ -45,7 +45,7 @@ def _chart_and_files(run: Run, attentions: np.ndarray, tokens, first: tuple[int,
     part of the page, 3.2 ms and 7-8 on its own, and its p95 fell from 33-52 ms to 13-15 ms, the plain Streamlit
     page's (bench/load.py, bench/results/load.md)."""
     layer, head = selection("heatmap", run.num_layers, run.num_heads, first)
-    state.show_notices()
+    notices.show_notices()
     _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=True)
 
 

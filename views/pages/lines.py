@@ -11,7 +11,7 @@ from locales import _, ngettext
 from views.charts.mounted import clicked, show_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import downloads, special_tokens, state
+from views.widgets import downloads, notices, special_tokens, state
 from views.widgets.pickers import first_head
 from viz.attention import heatmap_spec
 from viz.compare import outlined
@@ -59,7 +59,7 @@ def view(page: Page) -> None:
     t = len(tokens)
     query = state.choice(_("Query token"), "query", range(t), 1 if t > 2 and not shown.hides else 0, container=right,
                          format_func=lambda i: token_label(tokens, i))
-    state.show_notices()
+    notices.show_notices()
     if not heads:
         st.info(_("Pick at least one head to draw its lines."))
         return

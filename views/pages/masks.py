@@ -11,7 +11,7 @@ from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.navigation import link_to
 from views.shell.reading import run as run_of
-from views.widgets import downloads, state
+from views.widgets import downloads, notices, state
 from views.widgets.pickers import first_head, source_of
 from viz.attention import heatmap_spec
 from viz.labels import token_label
@@ -126,7 +126,7 @@ def view(page: Page) -> None:
                                    n=MAX_TOKENS_FOR_ALL),
                                "mask_map", ("attention", "difference", "mask"), "attention", widget="radio",
                                horizontal=True, format_func=lambda m: _(MAP_LABELS[m]), container=col1)
-    state.show_notices()
+    notices.show_notices()
     maps(plain, run, mask, layer, head, big_map)
 
 

@@ -12,7 +12,7 @@ from runtime.runs import Run
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, notices, state
 from views.widgets.pickers import first_head
 from viz.labels import token_label
 from viz.neurons import neuron_figure, query_figure
@@ -56,7 +56,7 @@ def view(page: Page) -> None:
     every = state.toggle(_("Every key"), "all_keys", False, container=lecture.place() or st,
                          help=_("Past {n} keys, the {n} the query attends to most are drawn, in the text's order; "
                                 "this draws every key.").format(n=KEYS_SHOWN)) if t > KEYS_SHOWN else True
-    state.show_notices()
+    notices.show_notices()
 
     attention = run.attention(layer)
     view_ = of_trace(attention, head, query)

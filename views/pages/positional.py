@@ -11,7 +11,7 @@ from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.errors import cached, failure
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, notices, state
 from viz.positional import curves_figure, robust_limit, similarity, similarity_heatmap, stride_for, table_heatmap
 
 BASES = (100, 1000, 10000, 100000)
@@ -92,7 +92,7 @@ def view(page: Page) -> None:
     last = state.int_slider(_("Last dimension shown"), "pe_to", 0, d_model - 1, d_model - 1, container=c2)
     cosine = state.choice(_("Similarity"), "pe_sim", tuple(SIMILARITIES), "dot", container=c3,
                           widget="segmented_control", format_func=lambda o: _(SIMILARITIES[o])) == "cosine"
-    state.show_notices()
+    notices.show_notices()
     if first > last:
         st.info(_("The first dimension ({first}) is after the last ({last}): showing {last}..{first}.").format(
             first=first, last=last))
@@ -145,7 +145,7 @@ def waves(table: np.ndarray, d_model: int, base: int) -> None:
     st.header(_("Each dimension is a wave along the positions"))
     curve_dims = state.int_list(_("Dimensions to plot"), "pe_dims", range(d_model), str,
                                 default=[d for d in DEFAULT_CURVE_DIMS if d < d_model])
-    state.show_notices()  # a bad ?pe_dims= is only read here
+    notices.show_notices()  # a bad ?pe_dims= is only read here
     if len(curve_dims) > MAX_CURVES:
         st.info(_("{n} dimensions chosen: plotting the first {most}.").format(n=len(curve_dims), most=MAX_CURVES))
         curve_dims = curve_dims[:MAX_CURVES]

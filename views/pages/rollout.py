@@ -17,7 +17,7 @@ from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, notices, state
 from viz.attention import heatmap_spec
 from viz.labels import token_label
 from viz.rollout import saliency_bars
@@ -76,7 +76,7 @@ def view(page: Page) -> None:
                          format_func=lambda i: token_label(run.tokens, i))
     target = state.choice(_("Saliency of"), "target", TARGETS, "sentence", container=right,
                           format_func=lambda name: _(TARGET_NAMES[name]))
-    state.show_notices()
+    notices.show_notices()
 
     rollouts = rollouts_of(run)
     st.latex(r"\hat A_l = \tfrac12\,\overline{A_l} + \tfrac12\,I, \qquad R_l = \hat A_l\,\hat A_{l-1}\cdots\hat A_0")

@@ -9,7 +9,7 @@ from locales import _
 from views.charts.mounted import streamlit_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import state
+from views.widgets import notices, state
 from views.widgets.pickers import first_head
 from viz.labels import long_text_labels, token_label
 from viz.softmax import as_neg_inf, entropy, probability_bars, score_bars, softmax_row, with_temperature
@@ -33,7 +33,7 @@ def view(page: Page) -> None:
                          format_func=lambda i: token_label(run.tokens, i))
     attn = run.attention(layer)
     d_k = page.model().facts.head_dim
-    state.show_notices()
+    notices.show_notices()
 
     st.latex(r"p_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right)"
              r" = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}, \qquad d_k = " + str(d_k))
@@ -90,7 +90,7 @@ def temperature(scores: np.ndarray, keys, d_k: int) -> None:
     t = state.float_slider(_("Temperature T"), "temp", *TEMPERATURES, 1.0, container=slider, step=0.1,
                            help=_("T = 1 is the model. T > 1 flattens the row toward uniform; T < 1 sharpens it "
                                   "toward the largest score."))
-    state.show_notices()  # a bad ?temp= in the link, said here, by its slider
+    notices.show_notices()  # a bad ?temp= in the link, said here, by its slider
     # a narrow column breaks the line before s_ij (kept whole), or also after p_j(T) = (views/shell/formulas.py)
     formula.latex(r"p_j(T) = \mathrm{softmax}_j\!\left(\frac{s_{ij}}{T}\right), \qquad\allowbreak {s_{ij} = "
                   r"\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}}")

@@ -14,7 +14,7 @@ from model.masks import is_blocked
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.frame import Page
-from views.widgets import downloads, state
+from views.widgets import downloads, notices, state
 from views.widgets.pickers import first_head
 from viz.labels import long_text_labels
 from viz.matrix import matrix_spec, shape_label, window
@@ -129,7 +129,7 @@ def view(page: Page) -> None:
                             help=_("Each heatmap shows at most {n} tokens.").format(n=MAX_ROWS))
     dim0 = state.int_slider(_("First dimension shown"), "dim0", 0, max(0, max(d_model, d_ff) - MAX_DIMS), 0,
                             container=col4, help=_("Wide matrices show {n} dimensions at a time.").format(n=MAX_DIMS))
-    state.show_notices()
+    notices.show_notices()
     shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0, only)
 
     pre_ln = facts.norm_first

@@ -11,7 +11,7 @@ from model.bert import CheckpointError
 from model.loading.sources import ConfigError
 from runtime import memory
 from runtime.budget import Kind, OverBudget
-from views.widgets import state
+from views.widgets import link_writes
 
 _log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def said(what: str):
 
 def _say_and_stop(what: str, e: Exception) -> NoReturn:
     st.error(failure(what, e), icon=":material/error:")
-    state.stop()
+    link_writes.stop()
 
 
 def failure(what: str, e: Exception) -> str:

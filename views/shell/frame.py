@@ -19,7 +19,7 @@ from runtime.models import Choice, loaded_model, sources
 from views.shell import lecture, reading, tour_stops
 from views.shell.errors import or_stop, said
 from views.shell.registry import MODEL, RUN, TEXT, PageSpec
-from views.widgets import file_names, pickers, state
+from views.widgets import file_names, link_writes, pickers, state
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _text_and_page(spec: PageSpec, view, choice: Choice | None) -> None:
 
 
 # typing or moving a slider reruns only this part (not the sidebar)
-_below_the_sidebar = state.fragment(_text_and_page)
+_below_the_sidebar = link_writes.fragment(_text_and_page)
 
 
 def _how_the_model_read(choice: Choice, text: str, run: runs.Run) -> None:

@@ -5,7 +5,8 @@ import streamlit as st
 from locales import _, ngettext
 from views.shell.markdown import code
 from views.shell.registry import link_keys
-from views.widgets.state import cut, notice
+from views.widgets.cleaning import cut
+from views.widgets.notices import notice
 
 _LINK_CHECKED = "_link_checked"
 

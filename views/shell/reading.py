@@ -19,7 +19,7 @@ from runtime.runs import Mask, Run
 from views.shell.errors import or_stop
 from views.shell.markdown import code
 from views.shell.navigation import link_to
-from views.widgets import state
+from views.widgets import notices
 
 SHOWN_TOKENS = 40  # tokens written out; the rest are counted
 LINK_CHARS = 200  # the most of the text the link to the Translate page carries (?src=)
@@ -87,11 +87,11 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     page says of how the model read the text: cut to its positions, characters it has never seen."""
     result = or_stop(_("The model"), runs.run, choice, text, mask)
     if result.truncated:
-        state.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
+        notices.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
             total=result.total_tokens, read=len(result.tokens)))
     if result.unknown:  # only the models trained here name them: the translator (characters), a toy GPT (words)
         words = or_stop(_("The model"), loaded_model, choice).source.reads == Reads.TOY_ENGLISH
-        state.notice(unknown_notice(result.unknown, "gpt-word" if words else "character"))
+        notices.notice(unknown_notice(result.unknown, "gpt-word" if words else "character"))
     return result
 
 

@@ -12,7 +12,7 @@ from model.kinds import SourceKey
 from views.shell.markdown import code
 from views.shell.navigation import link_to
 from views.shell.registry import by_path
-from views.widgets.state import notice
+from views.widgets.notices import notice
 
 NAME = "tour"  # ?tour=k: the stop this page is (1-based)
 _ARRIVED = "_tour_arrived"  # session: the stop whose state was last applied

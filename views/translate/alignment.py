@@ -11,8 +11,8 @@ from views.charts.mounted import show_chart
 from views.shell.markdown import code, plain
 from views.translate.page import Translate
 from views.translate.run import decoded, download, translation_line
-from views.widgets import state
-from views.widgets.decoding import way_controls, which_heads
+from views.widgets import notices
+from views.widgets.next_word import way_controls, which_heads
 from views.widgets.pickers import layer_head, pick
 from viz.attention import heatmap_spec
 
@@ -35,7 +35,7 @@ def section(t: Translate) -> None:
     d = decoded(t.src, way, t.heads_off)
     config = t.loaded.translator.config
     layer, head, mean = layer_head(config.num_layers, config.nhead)
-    state.show_notices()
+    notices.show_notices()
     which = which_heads(layer, head, mean)
     cross = pick(d.cross, layer, head, mean)
     st.markdown(translation_line(way, d))

@@ -24,8 +24,8 @@ from views.shell.markdown import plain
 from views.shell.reading import unknown_notice
 from views.translate.learning import snapshot_translator, snapshots
 from views.translate.page import Translate
-from views.widgets import state
-from views.widgets.decoding import which_heads
+from views.widgets import notices, state
+from views.widgets.next_word import which_heads
 from views.widgets.pickers import MAX_TEXT_CHARS, layer_head, pick
 from viz.attention import heatmap_spec
 from viz.forcing import forcing_grid
@@ -54,7 +54,7 @@ def pick_model(t: Translate):
                         help=_("Snapshots saved while the shipped translator trained. At each step it got this "
                                "share of held-out sentences right: {shares}.").format(
                             shares=", ".join(f"{s}: {m:.0%}" for s, m in steps)))
-    state.show_notices()
+    notices.show_notices()
     st.caption(using(step, last, f"{right[step]:.0%}", len(t.heads_off)))
     return step, snapshot_translator(step, t.loaded.translator)
 
@@ -88,11 +88,11 @@ def reference(t: Translate) -> tuple[int, ...] | None:
     target = t.loaded.target(text)
     limit = t.loaded.translator.max_positions - 1
     if len(target.ids) > limit:
-        state.notice(_("This reference has {n} words; the decoder reads at most {limit} (and `<bos>`), so teacher "
+        notices.notice(_("This reference has {n} words; the decoder reads at most {limit} (and `<bos>`), so teacher "
                        "forcing reads only the first {limit}.").format(n=len(english_tokens(text)), limit=limit))
     if target.unknown:
-        state.notice(unknown_notice(target.unknown, "word"))
-    state.show_notices()
+        notices.notice(unknown_notice(target.unknown, "word"))
+    notices.show_notices()
     return target.ids
 
 

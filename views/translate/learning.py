@@ -24,7 +24,7 @@ from views.charts.mounted import show_chart
 from views.shell.errors import cached, or_stop
 from views.shell.markdown import plain
 from views.translate.page import Translate
-from views.widgets import state
+from views.widgets import notices, state
 from views.widgets.pickers import layer_head, pick
 from viz.attention import heatmap_spec
 from viz.learning import learning_curve
@@ -137,7 +137,7 @@ def section(t: Translate) -> None:
                         help=_("The shipped translator was saved at these steps while it trained: drag from the "
                                "random model (step 0) to the trained one."))
     layer, head, mean = map_pickers(t.loaded.translator.config)
-    state.show_notices()
+    notices.show_notices()
     written = written_at(step, t)
     left, middle, right = st.columns(3)
     left.metric(_("Training step"), _("{step} of {last}").format(step=step, last=last))

@@ -12,7 +12,7 @@ from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.shell.errors import cached
 from views.translate.page import Translate
-from views.widgets import downloads, state
+from views.widgets import downloads, notices
 from viz.lens import lens_figure
 
 
@@ -45,7 +45,7 @@ def csv_of(lens, words, vocabulary) -> bytes:
 
 
 def section(t: Translate) -> None:
-    state.show_notices()
+    notices.show_notices()
     lens = lens_of(t)
     vocabulary = t.loaded.translator.target.tokens
     words = [vocabulary[i] for i in lens.chosen.tolist()]

@@ -16,9 +16,9 @@ from runtime.models import loaded_translator
 from training.toy_language import LONGEST_CHINESE, index_of, is_held_out, parse
 from views.shell import lecture
 from views.shell.frame import Page
+from views.shell.parts import show_part
 from views.shell.reading import unknown_notice
-from views.widgets import state
-from views.widgets.decoding import show_part
+from views.widgets import link_writes, notices, state
 from views.widgets.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
 
 # ?part= -> (label, module): each module has section(t: Translate)
@@ -89,13 +89,13 @@ def source_text() -> str:
     if not src.strip():
         st.info(_("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书."),
                 icon=":material/edit:")
-        state.show_notices()
-        state.stop()
+        notices.show_notices()
+        link_writes.stop()
     if not any("\u3400" <= c <= "\u9fff" for c in chinese_tokens(src)):
         st.info(_("The translator reads Chinese characters, one token each, and this text has none (only Latin "
                   "letters, digits or punctuation). Try 我有一只猫."), icon=":material/translate:")
-        state.show_notices()
-        state.stop()
+        notices.show_notices()
+        link_writes.stop()
     return src
 
 
@@ -107,12 +107,12 @@ def say_what_it_is(t: Translate) -> None:
     """Unknown characters, a cut text, a sentence outside the language: plain notices above the parts."""
     total = t.source.total_tokens
     if total > len(t.source.tokens):
-        state.notice(_("This text has {total} characters; the translator reads at most {read} (a sentence of its "
+        notices.notice(_("This text has {total} characters; the translator reads at most {read} (a sentence of its "
                        "language has at most {longest}), so it reads only the first {read}.").format(
             total=total, read=len(t.source.tokens), longest=LONGEST_CHINESE))
     if t.source.unknown:
-        state.notice(unknown_notice(t.source.unknown, "character"))
-    state.show_notices()
+        notices.notice(unknown_notice(t.source.unknown, "character"))
+    notices.show_notices()
     if t.reference is None:
         st.caption(":material/help: " + _("Not a sentence of the toy language (see the project's "
                                            "docs/toy-language.md): the translation below is the model's guess, and no "

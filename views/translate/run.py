@@ -16,7 +16,7 @@ from runtime.models import loaded_translator
 from views.shell.errors import cached
 from views.shell.markdown import plain
 from views.widgets import downloads
-from views.widgets.decoding import BEAM, SAMPLE, TOP_WORDS, Way
+from views.widgets.next_word import BEAM, SAMPLE, TOP_WORDS, Way
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from views.shell import lecture
 from views.shell.markdown import code, plain
 from views.translate.page import PLAYING, Translate
 from views.translate.run import Decoded, decoded, download, translation_line
-from views.widgets import state
-from views.widgets.decoding import BEAM, SAMPLE, step_controls, way_controls, which_heads
+from views.widgets import notices
+from views.widgets.next_word import BEAM, SAMPLE, step_controls, way_controls, which_heads
 from views.widgets.pickers import layer_head, pick
 from viz.decoding import causal_step_spec, next_word_spec, source_row_spec
 
@@ -44,7 +44,7 @@ def section(t: Translate) -> None:
         config = t.loaded.translator.config
         layer, head, mean = layer_head(config.num_layers, config.nhead)
         step = step_controls(len(d.words) - 1, PLAYING)
-        state.show_notices()
+        notices.show_notices()
         st.markdown(translation_line(way, d))
     read = " ".join(plain(w) for w in d.inputs[:step + 1])
     st.markdown(_("**Step {step}.** The decoder reads (the target shifted right): {read} → writes "

@@ -7,7 +7,7 @@ from model.family import Capability, Reads
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, ModelSource, RandomConfig
 from model.messages import Later
 from runtime.models import Choice, sources
-from views.widgets import file_names, state
+from views.widgets import file_names, link_writes, state
 from viz.attention import CHART_CONFIG
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenising; the model reads at most its positions anyway
@@ -43,7 +43,7 @@ def language_model_choice(container=None) -> Choice:
     if not any(s.available for s in offered):
         st.error(_("No language model is available on this server: the toy GPT's files are missing (python -m "
                    "training.train_gpt writes them)."))
-        state.stop()
+        link_writes.stop()
     return _picker(container or st.sidebar, offered, next(s.key for s in offered if s.available), {}, "")
 
 
@@ -64,7 +64,7 @@ def _picker(container, offered, default: str, labels: dict, random_key: str, set
     if not available:
         why = "; ".join(_("{model}: {reason}").format(model=shown(labels[s.key]), reason=s.reason) for s in offered)
         st.error(_("No model is available: {reasons}").format(reasons=why))
-        state.stop()
+        link_writes.stop()
     if not any(s.key == default for s in available):
         default = available[0].key
     # What is missing, and why, in the picker's tooltip: an expander and its text were two more messages to
@@ -173,7 +173,7 @@ def sentence(label: str | None = None, name: str = "text", default: str = DEFAUL
     value = state.text(label or _("Sentence"), name, default, MAX_TEXT_CHARS, container=container, height=80)
     if not value.strip():
         st.info(_("Type a sentence above to see its attention."))
-        state.stop()
+        link_writes.stop()
     return value
 
 

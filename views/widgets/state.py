@@ -1,25 +1,22 @@
-"""Page state that lives in the URL: every widget starts from ?name=..., survives a page switch,
-and is written back, so any view is a link a lecturer can put on a slide.
+"""Page state that lives in the URL: every widget starts from ?name=..., survives a page switch (a random model's
+settings per page), and is written back, so any view is a link a lecturer can put on a slide. The writes go out as
+one message (views.widgets.link_writes); what was ignored or changed is said (views.widgets.notices); typed text is
+cleaned first (views.widgets.cleaning).
 
 Values from the URL are checked; a bad one is ignored with a notice on the page. A value the notice shows
 is a visitor's text: it goes in a code span (views.shell.markdown), never into the Markdown itself.
 """
-import functools
-import re
-import threading
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
-from typing import NoReturn
 from urllib.parse import quote
 
 import streamlit as st
 
-from locales import _, ngettext
+from locales import _
 from views.shell.markdown import code
+from views.widgets import cleaning, link_writes, notices
 
 _KEEP = "_keep_"  # session keys that outlive the widgets (Streamlit drops a widget's state off its page)
 DRAWN = "_drawn"  # session: {name: value} of the widgets drawn since views.widgets.file_names.begin_run()
-_NOTICES = "_notices"
 _PAGE = "_state_page"  # the page being drawn (set_page)
 # A random model's settings are kept per page: the 12-layer model a student builds on the architecture page does not
 # follow them to the heatmap, whose own random model stays as it was set there. Text, layer and head follow them.
@@ -28,7 +25,6 @@ PER_PAGE = frozenset({"d_model", "heads", "layers", "d_ff", "activation", "norm"
 # left out of the link: nginx refuses a request line over 8 KB (414), Streamlit's server a header over 64 KB (400,
 # a blank page), and the encoder-decoder page has two texts.
 LINK_TEXT_BYTES = 3_000
-_writes = threading.local()  # .pending: the URL writes of the run in this thread, or None outside a batch
 
 
 def set_page(path: str) -> None:
@@ -46,20 +42,6 @@ def _kept_key(name: str) -> str:
     return _KEEP + (f"{page() or ''}:" if name in PER_PAGE else "") + name
 
 
-def notice(message: str) -> None:
-    """Say message once with the next show_notices(): a page that runs two passes of one text (the masks page)
-    notices what they share once."""
-    notices = st.session_state.setdefault(_NOTICES, [])
-    if message not in notices:
-        notices.append(message)
-
-
-def show_notices() -> None:
-    """Show (once) what was ignored or changed, e.g. a bad value in the link."""
-    for message in st.session_state.pop(_NOTICES, []):
-        st.warning(message, icon=":material/warning:")
-
-
 def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[object], bool], describe: str):
     """Put the widget's value in session state before it is drawn: URL, else the kept value, else default."""
     if name in st.session_state:
@@ -71,91 +53,16 @@ def _start(name: str, default, parse: Callable[[str], object], valid: Callable[[
             if not valid(value):
                 raise ValueError
         except (ValueError, TypeError, KeyError):
-            notice(_("Ignored {parameter} in the link: {reason}.").format(parameter=code(f"{name}={cut(raw)}"),
-                                                                           reason=describe))
+            shown = code(f"{name}={cleaning.cut(raw)}")
+            notices.notice(_("Ignored {parameter} in the link: {reason}.").format(parameter=shown, reason=describe))
             value = st.session_state.get(_kept_key(name), default)
     else:
         value = st.session_state.get(_kept_key(name), default)
     if isinstance(value, str):  # typed text, or text from the link
-        value = _readable(value, new=value != st.session_state.get(_kept_key(name)))
+        value = cleaning.readable(value, new=value != st.session_state.get(_kept_key(name)))
     if not valid(value):  # e.g. a layer from a bigger model: back to the default
         value = default
     st.session_state[name] = value
-
-
-# Invisible characters that change how the text around them shows: C0 and C1 controls (but tab and line
-# ends), bidi embeddings, overrides and isolates. Zero-width joiners stay: emoji sequences need them.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _readable(text: str, new: bool) -> str:
-    """The text without invisible controls (said once); a U+FFFD in new text is explained.
-
-    U+FFFD is what a lone surrogate typed in the browser arrives as (views.shell.lone_surrogates), and what a link's
-    bytes that are no UTF-8 are read as."""
-    controls = _CONTROLS.findall(text)
-    if controls:
-        text = _CONTROLS.sub("", text)
-        codes = ", ".join(f"U+{ord(c):04X}" for c in sorted(set(controls))[:5])
-        notice(ngettext("Removed {n} invisible control character ({codes}) from the text.",
-                        "Removed {n} invisible control characters ({codes}) from the text.", len(controls)).format(
-            n=len(controls), codes=codes))
-    if new and "\ufffd" in text:
-        notice(_("A character of the text could not be read (half of an emoji, say, from a broken copy and paste, "
-                 "or a broken link): it is shown as �."))
-    return text
-
-
-def cut(text: str, limit: int = 60) -> str:
-    """A visitor's value as a notice echoes it: at most `limit` characters."""
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-@contextmanager
-def url_writes():
-    """Send the URL writes made inside as one message, when the block ends.
-
-    Streamlit sends the browser the whole query string on each write: a first visit writes six or more
-    parameters. Nested blocks (a fragment run inside its page's run) join the outer one. A run interrupted
-    by a rerun sends nothing: the next run writes again. Stop a page with stop(), which sends them first."""
-    if getattr(_writes, "pending", None) is not None:
-        yield
-        return
-    _writes.pending = {}
-    try:
-        yield
-        send_url_writes()
-    finally:
-        _writes.pending = None
-
-
-def send_url_writes() -> None:
-    pending = getattr(_writes, "pending", None)
-    if pending:
-        st.query_params.update(pending)
-        pending.clear()
-
-
-def stop() -> NoReturn:
-    """st.stop(), after sending the URL writes made so far (Streamlit sends nothing once a stop is asked)."""
-    send_url_writes()
-    st.stop()
-
-
-def fragment(fn: Callable, run_every: float | None = None) -> Callable:
-    """st.fragment whose URL writes are sent as one message (a fragment's rerun runs without its page);
-    run_every: it also reruns by itself every so many seconds."""
-    @functools.wraps(fn)
-    def batched(*args, **kwargs):
-        with url_writes():
-            return fn(*args, **kwargs)
-
-    return st.fragment(batched, run_every=run_every)
-
-
-def url_params() -> dict[str, str]:
-    """The page's query parameters as they will be after this run: the URL, and the writes not yet sent."""
-    return {**st.query_params.to_dict(), **(getattr(_writes, "pending", None) or {})}
 
 
 def write_back(name: str, dump: Callable[[object], str]) -> object:
@@ -165,7 +72,7 @@ def write_back(name: str, dump: Callable[[object], str]) -> object:
     st.session_state[_kept_key(name)] = value
     st.session_state.setdefault(DRAWN, {})[name] = value
     text = dump(value)
-    pending = getattr(_writes, "pending", None)
+    pending = link_writes.pending()
     if pending is None:
         if st.query_params.get(name) != text:  # each write sends the browser the whole query string again
             st.query_params[name] = text
@@ -261,7 +168,7 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
     (LINK_TEXT_BYTES) stays in the session, out of the link, with a notice: a link that long would not reload."""
     def parse(raw: str) -> str:
         if len(raw) > max_chars:
-            notice(_("The text in the link was cut to its first {n:,} characters.").format(n=max_chars))
+            notices.notice(_("The text in the link was cut to its first {n:,} characters.").format(n=max_chars))
         return raw[:max_chars]
 
     _start(name, default, parse, lambda v: isinstance(v, str), "")
@@ -270,14 +177,15 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
     if len(quote(value, safe="")) <= LINK_TEXT_BYTES:
         return write_back(name, str)
     st.session_state[_kept_key(name)] = value
-    pending = getattr(_writes, "pending", None)
+    pending = link_writes.pending()
     if pending is not None:
         pending.pop(name, None)
     if name in st.query_params:
         del st.query_params[name]
-    notice(_("This text is too long for the page's link ({n:,} characters): the link leaves it out, so it opens "
-             "with the default text. A text goes in the link up to about {chinese:,} Chinese or {english:,} English "
-             "characters.").format(n=len(value), chinese=LINK_TEXT_BYTES // 9, english=LINK_TEXT_BYTES * 2 // 3))
+    notices.notice(_("This text is too long for the page's link ({n:,} characters): the link leaves it out, so it "
+                     "opens with the default text. A text goes in the link up to about {chinese:,} Chinese or "
+                     "{english:,} English characters.").format(n=len(value), chinese=LINK_TEXT_BYTES // 9,
+                                                                english=LINK_TEXT_BYTES * 2 // 3))
     return value
 
 

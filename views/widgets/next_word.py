@@ -1,7 +1,6 @@
 """What every page that writes words one at a time shares (the Translate page, the Language model page): how the next
 word is chosen (greedy, sampling with temperature, top-k, top-p and a seed, or a beam search) bound to the link, the
 formula beside the temperature, and the step controls (previous / play / next and the step slider, ?step=)."""
-import importlib
 import time
 from dataclasses import dataclass
 
@@ -111,19 +110,3 @@ def step_controls(last: int, playing_key: str) -> int:
         st.rerun()  # the whole page: the part is then drawn in the fragment that reruns by itself
     row.button(_("Next"), icon=":material/skip_next:", on_click=_move, args=(1, last), disabled=playing)
     return state.int_slider(_("Step"), "step", 0, last, 0, container=row, disabled=playing)
-
-
-def show_part(parts: dict, part: str, writing: str, playing_key: str, shared) -> None:
-    """Draw a page's part (parts: ?part= -> (label, module with section(shared))) in a fragment, so that a slider in it
-    reruns only it; the writing part (`writing`) reruns by itself every PLAY_EVERY seconds while it plays."""
-    if part != writing:
-        st.session_state[playing_key] = False
-    (_playing if st.session_state.get(playing_key) else _part)(parts[part][1], shared)
-
-
-def _section(module: str, shared) -> None:
-    importlib.import_module(module).section(shared)
-
-
-_part = state.fragment(_section)
-_playing = state.fragment(_section, run_every=PLAY_EVERY)  # the same part, rerun every step while playing
