@@ -161,9 +161,12 @@ class MultiHeadAttention(nn.Module):
         Masks cover every key attended to, past ones included.
         """
         B, L, _ = query.shape
-        (wq, bq), _, _ = self._weights()
+        (wq, bq), (wk, bk), (wv, bv) = self._weights()
         q = self._heads(F.linear(query, wq, bq))  # (B, nh, L, hd)
-        k, v = kv if kv is not None else self.keys_values(key, value)  # (B, nh, S, hd)
+        if kv is None:
+            k, v = self._heads(F.linear(key, wk, bk)), self._heads(F.linear(value, wv, bv))  # (B, nh, S, hd)
+        else:
+            k, v = kv.k, kv.v
         if past is not None:
             k, v = torch.cat([past.k, k], dim=2), torch.cat([past.v, v], dim=2)
         attended = KeyValues(k, v)  # what a cache keeps, before the extra keys below
@@ -179,7 +182,8 @@ class MultiHeadAttention(nn.Module):
         scale = 1.0 / math.sqrt(self.head_dim) if scale is None else scale
         kernels = kernels_for(self, record, q, k, v)
         scores, probs = kernels.attention_probs(q, k, scale, mask)  # (B, nh, L, S) each
-        probs = F.dropout(probs, self.dropout, training=self.training)
+        if self.training and self.dropout:
+            probs = F.dropout(probs, self.dropout)
         context = probs @ v  # (B, nh, L, hd)
         heads = context if keep is None else context * keep.view(1, -1, 1, 1)  # heads switched off: 0
         output = self.out_proj(heads.transpose(1, 2).reshape(B, L, self.embed_dim))  # (B, L, E)

@@ -38,8 +38,8 @@ class BlockOutput(NamedTuple):
     x: Tensor  # (B, T, E) the block's output
     attention: Tensor  # (B, nh, T, S) the self-attention's probabilities, per head
     cross_attention: Tensor | None  # (B, nh, T, M) the cross-attention's, in a block that has one
-    kv: KeyValues  # the self-attention's keys and values, past ones first: a cache's next entry
-    cross_kv: KeyValues | None  # the cross-attention's, the memory's projected once
+    kv: KeyValues | None  # with use_cache: the self-attention's keys and values, past ones first
+    cross_kv: KeyValues | None  # with use_cache: the cross-attention's, the memory's projected once
     trace: LayerTrace | None  # only with record=True
 
 
@@ -81,7 +81,7 @@ class Block(nn.Module):
     def run(self, x: Tensor, memory: Tensor | None = None, *, mask=None, padding=None, memory_mask=None,
             memory_padding=None, past: KeyValues | None = None, memory_kv: KeyValues | None = None,
             keep: Tensor | None = None, keep_cross: Tensor | None = None, record: bool = False,
-            ffn: bool = True) -> BlockOutput:
+            ffn: bool = True, use_cache: bool = False) -> BlockOutput:
         """x (B, T, E) through the block, batch-first.
 
         mask: over the self-attention's keys, (T, S) or (B|1, nh|1, T, S), bool (True = blocked) or additive, past
@@ -89,29 +89,36 @@ class Block(nn.Module):
         memory (B, M, E): the encoder's output, or memory_kv its keys and values projected once; memory_mask and
         memory_padding over them. past: this block's self-attention keys and values so far (a cache).
         keep, keep_cross: (nh,) 0 for a head switched off (its context zeroed before W_O), 1 for the others.
-        ffn=False stops after the attention, which is all a map needs.
+        ffn=False stops after the attention, which is all a map needs. use_cache: return the keys and values (a
+        cache's next entry); without it they are freed with the block's other buffers, as soon as they are used.
         """
         h = self.norm1(x) if self.norm_first else x
         sa = self.self_attn.attend(h, h, h, padding, mask, True, False, record=record, past=past, keep=keep)
+        attention, kv, sa_trace = sa.weights, sa.kv if use_cache else None, sa.trace
         x, sa_block = self._residual(x, h, sa.output, self.norm1, self.dropout1, record)
-        ca = ca_block = None
+        del sa  # its output and keys: freed now, not at the return (at 512 tokens, buffers of a MB each)
+        cross, cross_kv, ca_trace, ca_block = None, None, None, None
         if self.cross:
             h = self.norm2(x) if self.norm_first else x
             ca = self.multihead_attn.attend(h, memory, memory, memory_padding, memory_mask, True, False,
                                             record=record, kv=memory_kv, keep=keep_cross)
+            cross, cross_kv, ca_trace = ca.weights, ca.kv if use_cache else None, ca.trace
             x, ca_block = self._residual(x, h, ca.output, self.norm2, self.dropout2, record)
+            del ca
         hidden = ffn_block = None
         if ffn:
             h = self.ffn_norm(x) if self.norm_first else x
             hidden = self.linear1(h)  # (B, T, d_ff)
             hidden = kernels_for(self, record, hidden).activate(hidden, self.activation)
             out = self.linear2(self.dropout(hidden))  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
+            if not record:
+                hidden = None  # (B, T, d_ff) freed now, not at the return: no trace keeps it
             x, ffn_block = self._residual(x, h, out, self.ffn_norm, self.dropout3 if self.cross else self.dropout2,
                                           record)
         trace = None
         if record:
-            trace = LayerTrace(sa.trace, sa_block, ca and ca.trace, ca_block, hidden, ffn_block)
-        return BlockOutput(x, sa.weights, ca and ca.weights, sa.kv, ca and ca.kv, trace)
+            trace = LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block)
+        return BlockOutput(x, attention, cross, kv, cross_kv, trace)
 
     def _residual(self, x: Tensor, sub_in: Tensor, sub_out: Tensor, norm: nn.Module, dropout: nn.Dropout,
                   record: bool) -> tuple[Tensor, ResidualTrace | None]:

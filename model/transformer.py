@@ -134,7 +134,7 @@ class Decoder(Stack):
             out = layer.run(x, memory, mask=tgt_mask, memory_mask=memory_mask, padding=tgt_key_padding_mask,
                             memory_padding=memory_key_padding_mask, past=past, memory_kv=memory_kv,
                             keep=keep_of(off, Block.DECODER, i), keep_cross=keep_of(off, Block.CROSS, i),
-                            record=record)
+                            record=record, use_cache=cache is not None)
             x = out.x
             traces.append(out.trace)
             self_maps.append(out.attention)
@@ -146,7 +146,8 @@ class Decoder(Stack):
         if until is None and self.norm is not None:
             x = self.norm(x)
         trace = StackTrace(embeddings, tuple(traces), x) if record else None
-        return x, trace, Decoded(tuple(self_maps), tuple(cross_maps), Cache(tuple(kv), tuple(cross_kv)))
+        new_cache = None if cache is None else Cache(tuple(kv), tuple(cross_kv))
+        return x, trace, Decoded(tuple(self_maps), tuple(cross_maps), new_cache)
 
     def inputs_and_attentions(self, x, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                               memory_key_padding_mask=None):
@@ -173,7 +174,7 @@ class Decoded(NamedTuple):
 
     attentions: tuple[Tensor, ...]  # per layer (B, nh, T, S): the causal self-attention, S = words read so far
     cross_attentions: tuple[Tensor, ...]  # per layer (B, nh, T, M): the attention to the memory
-    cache: Cache
+    cache: Cache | None  # given a cache: it, with the words just read
 
 
 class Transformer(nn.Module):

@@ -44,7 +44,7 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
     off = model.heads_off(heads)
     steps = max(0, min(steps, model.max_positions - prompt.numel()))
     generator = None if sampling is None else torch.Generator().manual_seed(sampling.seed)
-    out = model(prompt[None], off=off)
+    out = model(prompt[None], off=off, use_cache=True)
     written, chosen_from, row_steps = [], [], [out.attentions]
     for k in range(steps):
         scores = out.logits[:, -1]  # (1, V)

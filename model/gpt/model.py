@@ -42,7 +42,7 @@ class GPTOutput:
     last_hidden_state: Tensor  # (B, T, E) after the final LayerNorm (layer L's output with until=L)
     hidden_states: tuple[Tensor, ...] | None = None  # embeddings, each layer's output, the last after LN_f (as HF)
     trace: StackTrace | None = None  # only with record=True
-    cache: Cache | None = None  # every layer's keys and values, the cache's and these words': the next call's cache
+    cache: Cache | None = None  # with a cache or use_cache: every layer's keys and values, the next call's cache
 
 
 class GPT(nn.Module):
@@ -88,12 +88,13 @@ class GPT(nn.Module):
                           capabilities=CAPABILITIES)
 
     def forward(self, input_ids, attention_mask=None, record=False, until: int | None = None, *, attn_mask=None,
-                output_hidden_states: bool = False, cache: Cache | None = None,
+                output_hidden_states: bool = False, cache: Cache | None = None, use_cache: bool = False,
                 off: HeadsOff | None = None) -> GPTOutput:
         """input_ids (B, T); attention_mask (B, T), 1 = word, 0 = padding; attn_mask (T, T) an extra mask on top of
         the causal one. until=L stops after layer L (no final norm, no logits). cache: the keys and values of the
-        words before input_ids (then they are the next words only, at the positions after). off: heads switched
-        off."""
+        words before input_ids (then they are the next words only, at the positions after); with it, or with
+        use_cache, the output's cache holds these words' too. off: heads switched off."""
+        use_cache = use_cache or cache is not None
         past = 0 if cache is None else cache.length
         x, embeddings = self.embed(input_ids, None, record, past)
         mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype, past)
@@ -102,7 +103,7 @@ class GPT(nn.Module):
         states, maps, traces, kv = [x], [], [], []
         for i, block in enumerate(self.blocks[:None if until is None else until + 1]):
             out = block.run(x, mask=mask, past=None if cache is None else cache.self_attn[i],
-                            keep=keep_of(off, Attention.DECODER, i), record=record)
+                            keep=keep_of(off, Attention.DECODER, i), record=record, use_cache=use_cache)
             x = out.x
             states.append(x)
             maps.append(out.attention)
@@ -115,7 +116,8 @@ class GPT(nn.Module):
         if output_hidden_states:
             hidden = (*states[:-1], x)
         return GPTOutput(self.lm_logits(x), tuple(maps), x, hidden,
-                         StackTrace(embeddings, tuple(traces), x) if record else None, Cache(tuple(kv)))
+                         StackTrace(embeddings, tuple(traces), x) if record else None,
+                         Cache(tuple(kv)) if use_cache else None)
 
     def embed(self, input_ids, token_type_ids=None, record=False, past: int = 0):
         """(B, T) ids at positions past.. -> W_te[ids] + W_pe[positions] (B, T, E), EmbeddingTrace or None;

@@ -21,7 +21,7 @@ def test_a_chunk_then_words_equal_the_formula(model, h):
     ids = torch.randint(0, 23, (2, 20), generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
         whole = model(ids)
-        out = model(ids[:, :7])
+        out = model(ids[:, :7], use_cache=True)
         parts, attention = [out.logits], [out.attentions]
         for t in range(7, 20):
             out = model(ids[:, t:t + 1], cache=out.cache)
@@ -91,7 +91,8 @@ def test_next_word_is_a_distribution_and_the_context_is_bounded(model):
         with pytest.raises(ValueError, match="positions"):
             model(torch.zeros(1, 33, dtype=torch.long), cache=Cache())
         with pytest.raises(ValueError, match="positions"):
-            model(torch.zeros(1, 1, dtype=torch.long), cache=model(torch.zeros(1, 32, dtype=torch.long)).cache)
+            model(torch.zeros(1, 1, dtype=torch.long),
+                  cache=model(torch.zeros(1, 32, dtype=torch.long), use_cache=True).cache)
 
 
 def test_the_logit_lens_s_last_layer_is_the_model_s_own_distribution(model, h):
