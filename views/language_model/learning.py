@@ -15,16 +15,15 @@ from locales import _, ngettext
 from model.gpt.probes import PROBE_LENGTH
 from model.gpt.snapshots import at_snapshot, jump_steps, plateau, snapshot_steps, training_record
 from model.gpt.source import footprint
-from model.loading.footprint import module_bytes
 from runtime.budget import Kind
-from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
 from views.language_model.induction import Circuit, circuit, probe_of, read_circuit
 from views.language_model.page import LanguageModel, head_name
 from views.shell import lecture
-from views.shell.errors import cached, or_stop
+from views.shell.errors import cached
 from views.widgets import notices, state
+from views.widgets.snapshots import model_at
 from viz.attention import heatmap_spec
 from viz.learning import JUMP_FILL, PLATEAU_FILL, head_scores, learning_curve
 
@@ -39,13 +38,8 @@ def snapshots():
 
 
 def snapshot_gpt(step: int, trained):
-    """The toy GPT after `step` training steps: the shipped model (`trained`) at the last snapshot, else the
-    snapshot's weights, built once per process into the budget (kind "snapshot": capped apart from the models)."""
-    steps, __ = snapshots()
-    if step == steps[-1]:
-        return trained
-    return or_stop(_("The training snapshot"), budget().get_or_build, ("gpt snapshot", step),
-                   lambda: at_snapshot(step), "snapshot", footprint(), module_bytes)
+    """The toy GPT after `step` training steps (views.widgets.snapshots.model_at)."""
+    return model_at(step, snapshots()[0], trained, "gpt snapshot", lambda: at_snapshot(step), footprint())
 
 
 def circuit_at(step: int, lm: LanguageModel) -> Circuit:

@@ -98,18 +98,12 @@ def heads_off(config) -> tuple[tuple[int, int], ...]:
     return tuple((int(layer), int(head)) for layer, head in (name.split(".") for name in chosen))
 
 
-def _set_prompt(text: str) -> None:
-    st.session_state["prompt"] = text
-
-
 def prompt_box(toy: bool) -> str:
     """The prompt (?prompt=) and, for the toy GPT, example prompts; an empty prompt says what to do and stops."""
     prompt = state.text(_("Prompt (what the model reads before it writes)"), "prompt", DEFAULT_PROMPT,
                         MAX_PROMPT_CHARS, area=False, placeholder=_("e.g. the teacher saw"))
     if toy:
-        examples = st.container(horizontal=True, gap="small")
-        for example in EXAMPLES:
-            examples.button(example, type="tertiary", on_click=_set_prompt, args=(example,), key=f"example-{example}")
+        state.examples("prompt", EXAMPLES)
     if not prompt.strip():
         st.info(_("Type a prompt above: a few words for the model to go on from, for example: the teacher saw"),
                 icon=":material/edit:")

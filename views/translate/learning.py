@@ -12,20 +12,19 @@ import numpy as np
 import streamlit as st
 
 from locales import _, ngettext
-from model.loading.footprint import module_bytes
 from model.translator.decoding import generate, words_of
 from model.translator.snapshots import at_snapshot, snapshot_steps, training_record
 from model.translator.source import footprint
 from model.translator.vocabulary import EOS_ID, same_translation
 from runtime.budget import Kind
-from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
-from views.shell.errors import cached, or_stop
+from views.shell.errors import cached
 from views.shell.markdown import plain
 from views.translate.page import Translate
 from views.widgets import notices, state
 from views.widgets.pickers import layer_head, pick
+from views.widgets.snapshots import model_at
 from viz.attention import heatmap_spec
 from viz.learning import learning_curve
 
@@ -57,13 +56,8 @@ def snapshots():
 
 
 def snapshot_translator(step: int, trained):
-    """The translator after `step` training steps: the shipped model (`trained`) at the last snapshot, else the
-    snapshot's weights, built once per process into the budget (kind "snapshot": capped apart from the models)."""
-    steps, __ = snapshots()
-    if step == steps[-1]:
-        return trained
-    return or_stop(_("The training snapshot"), budget().get_or_build, ("translator snapshot", step),
-                   lambda: at_snapshot(step), "snapshot", footprint(), module_bytes)
+    """The translator after `step` training steps (views.widgets.snapshots.model_at)."""
+    return model_at(step, snapshots()[0], trained, "translator snapshot", lambda: at_snapshot(step), footprint())
 
 
 def written_at(step: int, t: Translate) -> Written:

@@ -83,9 +83,7 @@ def source_text() -> str:
     """The Chinese source box (?src=); empty text, or text without a Chinese character, says what to do and stops."""
     src = state.text(_("Chinese sentence (what the encoder reads)"), "src", CHINESE_SOURCE, MAX_TEXT_CHARS,
                      area=False, placeholder=_("e.g. 我有一只猫"))
-    examples = st.container(horizontal=True, gap="small")
-    for example in EXAMPLES:
-        examples.button(example, type="tertiary", on_click=_set_source, args=(example,), key=f"example-{example}")
+    state.examples("src", EXAMPLES)
     if not src.strip():
         st.info(_("Type a Chinese sentence above, for example 我有一只猫 (I have a cat) or 昨天她买了两本书."),
                 icon=":material/edit:")
@@ -99,8 +97,6 @@ def source_text() -> str:
     return src
 
 
-def _set_source(text: str) -> None:
-    st.session_state["src"] = text
 
 
 def say_what_it_is(t: Translate) -> None:

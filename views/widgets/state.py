@@ -191,3 +191,14 @@ def text(label: str, name: str, default: str, max_chars: int, container=st, area
 
 def _raise():
     raise ValueError
+
+
+def examples(name: str, texts: Sequence[str], container=st) -> None:
+    """A row of buttons under a text box bound to ?name=, each putting its example text into the box."""
+    row = container.container(horizontal=True, gap="small")
+    for example in texts:
+        row.button(example, type="tertiary", on_click=_put, args=(name, example), key=f"example-{example}")
+
+
+def _put(name: str, example: str) -> None:
+    st.session_state[name] = example
