@@ -1,6 +1,7 @@
 """The GPT family as the app lists and loads it: the toy GPT (model.gpt.toy, shipped in model/weights/gpt), whose
 text is toy English read word by word (model.gpt.vocabulary; a word it has never seen is <unk>, named), and any GPT-2
 checkpoint directory (model_type "gpt2") with its own tokenizer (or, written by training.train_gpt, its words)."""
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def _builtin() -> list[ModelSource]:
 
 def _load(source: ModelSource, options=None) -> LoadedGPT | LoadedModel:
     if source.kind == SourceKind.SHIPPED or (source.path / WORDS).is_file():  # a toy GPT reads words
-        return load_source(source, source.path)
+        return load_source(dataclasses.replace(source, reads=Reads.TOY_ENGLISH), source.path)
     return LoadedModel(source, GPT.from_pretrained(source.path), read_tokenizer(source.path))
 
 

@@ -7,6 +7,7 @@ import torch
 from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 from test_sources import by_key, fake_cache, isolated
 
+from model.family import Reads
 from model.gpt import GPT, GPTConfig
 from model.gpt.source import LoadedGPT
 from model.gpt.toy import save
@@ -67,7 +68,7 @@ def test_a_toy_gpt_directory_reads_words(tmp_path):
     directory = tmp_path / "toy"
     save(GPT(GPTConfig(len(vocabulary), 16, 32, 2, 4)).eval(), vocabulary, directory)
     loaded = load(by_key(isolated(tmp_path, ATTNVIZ_MODEL_DIRS=directory))["dir:toy"])
-    assert isinstance(loaded, LoadedGPT)
+    assert isinstance(loaded, LoadedGPT) and loaded.source.reads == Reads.TOY_ENGLISH  # its unknown words named so
     encoded = loaded.encode("The teacher saw a zebra.")
     assert encoded.tokens == ("the", "teacher", "saw", "a", "<unk>", ".") and encoded.unknown == ("zebra",)
     long = loaded.encode(" ".join(["cat"] * 20))
