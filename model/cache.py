@@ -27,10 +27,6 @@ class KeyValues:
         """The rows (B',) of the batch, e.g. one per beam."""
         return KeyValues(self.k[rows], self.v[rows])
 
-    @property
-    def nbytes(self) -> int:
-        return self.k.nbytes + self.v.nbytes
-
 
 @dataclass(frozen=True)
 class Cache:
@@ -52,8 +48,4 @@ class Cache:
 
     def select(self, rows: Tensor) -> "Cache":
         return Cache(tuple(kv.select(rows) for kv in self.self_attn), tuple(kv.select(rows) for kv in self.cross_attn))
-
-    @property
-    def nbytes(self) -> int:
-        return sum(kv.nbytes for kv in (*self.self_attn, *self.cross_attn))
 

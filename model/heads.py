@@ -71,3 +71,10 @@ class HeadsOff:
 
 def keep_of(off: HeadsOff | None, block: Block, layer: int) -> Tensor | None:
     return None if off is None else off.keep(block, layer)
+
+
+def heads_off(heads: Iterable[Head | tuple[int, int]], layers: int, num_heads: int,
+              blocks: Sequence[Block]) -> HeadsOff | None:
+    """HeadsOff of these heads, or None when there are none (every head works); a head the model lacks: ValueError."""
+    heads = tuple(heads)
+    return HeadsOff(heads, layers, num_heads, blocks) if heads else None

@@ -11,6 +11,7 @@ Recording returns values (model.trace); nothing is stored on a module, which eve
 """
 import copy
 
+import torch
 from torch import Tensor, nn
 
 from model.trace import EmbeddingTrace, LayerTrace, ModelOutput, StackTrace
@@ -35,6 +36,25 @@ class Stack(nn.Module):
         if not 0 <= until < len(self.layers):
             raise IndexError(f"layer {until} of a stack of {len(self.layers)} layers")
         return self.layers[:until + 1]
+
+
+def inputs_and_maps(blocks, x: Tensor, **run) -> tuple[Tensor, Tensor, Tensor | None, LayerTrace]:
+    """Each block's input and attention maps as a recorded pass (Block.run(record=True, **run)) computes them, bit
+    for bit, without the last block's feed-forward, which no map depends on: with d_ff = 4E, two thirds of that
+    block's multiply-adds (2 E d_ff of 4 E^2 + 2 E d_ff per token).
+
+    Returns inputs (layers, B, T, E), self-attention (layers, B, nh, T, S), cross-attention (layers, B, nh, T, M) or
+    None, and the last block's trace (the masks every block applied)."""
+    inputs, self_maps, cross_maps, last = [], [], [], len(blocks) - 1
+    for i, block in enumerate(blocks):
+        inputs.append(x)
+        out = block.run(x, record=True, ffn=i < last, **run)
+        x = out.x
+        self_maps.append(out.trace.self_attn.probs)
+        if out.trace.cross_attn is not None:
+            cross_maps.append(out.trace.cross_attn.probs)
+    return (torch.stack(inputs), torch.stack(self_maps), torch.stack(cross_maps) if cross_maps else None,
+            out.trace)
 
 
 class TokenEncoder(nn.Module):

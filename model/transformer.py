@@ -10,7 +10,7 @@ from model.heads import HeadsOff, keep_of
 from model.kinds import Block
 from model.layers import DecoderLayer, EncoderLayer, _causal_or, _layout, _restore, _unsqueeze
 from model.masks import square_subsequent_mask
-from model.recording import Stack
+from model.recording import Stack, inputs_and_maps
 from model.trace import StackTrace, TransformerTrace
 
 
@@ -74,13 +74,8 @@ class Encoder(Stack):
         Returns inputs (layers, B, T, E), probabilities (layers, B, nh, T, T), and the additive mask every layer
         applied (B|1, nh|1, T, T) or None.
         """
-        inputs, maps, last = [], [], len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            inputs.append(x)
-            out = layer.run(x, mask=attn_mask, padding=key_padding_mask, record=True, ffn=i < last)
-            x = out.x
-            maps.append(out.trace.self_attn.probs)
-        return torch.stack(inputs), torch.stack(maps), out.trace.self_attn.mask
+        inputs, maps, _, last = inputs_and_maps(self.layers, x, mask=attn_mask, padding=key_padding_mask)
+        return inputs, maps, last.self_attn.mask
 
     def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
         """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.
@@ -157,16 +152,10 @@ class Decoder(Stack):
         Returns inputs (layers, B, T, E), self-attention (layers, B, nh, T, T), cross-attention
         (layers, B, nh, T, S), and the additive masks of the self- and the cross-attention (or None).
         """
-        inputs, self_maps, cross_maps, last = [], [], [], len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            inputs.append(x)
-            out = layer.run(x, memory, mask=tgt_mask, memory_mask=memory_mask, padding=tgt_key_padding_mask,
-                            memory_padding=memory_key_padding_mask, record=True, ffn=i < last)
-            x = out.x
-            self_maps.append(out.trace.self_attn.probs)
-            cross_maps.append(out.trace.cross_attn.probs)
-        return (torch.stack(inputs), torch.stack(self_maps), torch.stack(cross_maps), out.trace.self_attn.mask,
-                out.trace.cross_attn.mask)
+        inputs, self_maps, cross_maps, last = inputs_and_maps(
+            self.layers, x, memory=memory, mask=tgt_mask, memory_mask=memory_mask, padding=tgt_key_padding_mask,
+            memory_padding=memory_key_padding_mask)
+        return inputs, self_maps, cross_maps, last.self_attn.mask, last.cross_attn.mask
 
 
 class Decoded(NamedTuple):

@@ -22,11 +22,12 @@ from model.facts import ModelFacts, SpecialTokens
 from model.family import Capability
 from model.gpt.checkpoint import load
 from model.gpt.config import GPTConfig
-from model.heads import Head, HeadsOff, keep_of
+from model.heads import Head, HeadsOff, heads_off, keep_of
 from model.kinds import Block as Attention
 from model.layers import ACTIVATIONS, Block
 from model.masks import hf_blocked, to_additive
 from model.positional import LearnedPositionalEmbedding
+from model.recording import inputs_and_maps
 from model.trace import EmbeddingTrace, LayerTrace, StackTrace
 
 CAPABILITIES = frozenset({Capability.CAUSAL, Capability.GENERATION})  # what a GPT can do (model.family)
@@ -152,8 +153,7 @@ class GPT(nn.Module):
 
     def heads_off(self, heads: Iterable[Head]) -> HeadsOff | None:
         """Heads to switch off, as forward's off= takes them (None for none); a head the model lacks: ValueError."""
-        heads = tuple(heads)
-        return HeadsOff(heads, self.config.n_layer, self.config.n_head, BLOCKS) if heads else None
+        return heads_off(heads, self.config.n_layer, self.config.n_head, BLOCKS)
 
     def lm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, E) after the final LayerNorm -> (B, T, V): the tied output, h W_te^T."""
@@ -182,13 +182,8 @@ class GPT(nn.Module):
         feed-forward. The app keeps these and recomputes the rest."""
         x, _ = self.embed(input_ids, None, True)
         mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype)
-        inputs, maps, last = [], [], len(self.blocks) - 1
-        for i, block in enumerate(self.blocks):
-            inputs.append(x)
-            out = block.run(x, mask=mask, record=True, ffn=i < last)
-            x = out.x
-            maps.append(out.trace.self_attn.probs)
-        return torch.stack(inputs), torch.stack(maps), out.trace.self_attn.mask
+        inputs, maps, _, last = inputs_and_maps(self.blocks, x, mask=mask)
+        return inputs, maps, last.self_attn.mask
 
     def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
         """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""

