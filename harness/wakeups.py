@@ -1,4 +1,4 @@
-"""The wake-ups of an asyncio event loop, counted (tests/app/test_serve_wakeups.py, bench/loop_wakeups.py): asyncio
+"""The wake-ups of an asyncio event loop, counted (tests/runtime/test_serve_wakeups.py, bench/loop_wakeups.py): asyncio
 wakes a selector loop from another thread by writing a byte to its self-pipe socket (serve.coalesced_wakeups writes
 fewer)."""
 

@@ -8,7 +8,7 @@ marker given here by folder (or by `@pytest.mark.slow` on a test):
 - slow: a test that takes long for what it adds to a working session (a training run, a long table)
 
 `-m` chooses tiers itself (`pytest -m e2e` runs the browser tests alone), and so does naming a test file or a tier's
-folder (`pytest tests/e2e/test_pages.py`, `pytest tests/e2e`); `pytest tests/app` stays fast.
+folder (`pytest tests/e2e/test_pages.py`, `pytest tests/e2e`); `pytest tests/views` stays fast.
 """
 from pathlib import Path
 
@@ -30,7 +30,7 @@ def pytest_configure(config):
 
 def _names_a_tier(config, here: Path) -> bool:
     """A test file (or node id) named on the command line, or a folder of a tier (tests/e2e): run what was named.
-    `pytest tests` or `pytest tests/app` stays the fast tier."""
+    `pytest tests` or `pytest tests/views` stays the fast tier."""
     for arg in map(str, config.invocation_params.args):
         path = Path(arg.split("::")[0]).resolve()
         if arg.startswith("-") or not path.exists():

@@ -4,7 +4,7 @@ st.plotly_chart sends the browser `figure.to_dict()`. For a figure built from di
 plotly turns each dict into its objects (go.Figure, 0.6 ms for a 30-token heatmap even unchecked), then
 `to_dict()` deep-copies them back into dicts (0.4 ms more). A FigureSpec keeps the dicts and hands them over
 as `to_dict()` would: the same JSON reaches the browser (tests/viz/test_unchecked_figures.py compares them,
-and tests/app/test_figure_spec.py the message st.plotly_chart sends), for a tenth of the CPU.
+and tests/views/test_figure_spec.py the message st.plotly_chart sends), for a tenth of the CPU.
 
 Only for dicts in plotly's final form: traces with their "type", properties as plotly's check would leave them
 (a colour scale as its list of stops, not its name), since nothing checks them. `figure()` gives the

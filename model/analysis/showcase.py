@@ -3,7 +3,7 @@
 Layer 0 head 0 is one of the dullest heads; the first view should show attention doing something a student can
 name. PROBES are sentences where a pronoun refers to a noun that is not always the nearest one; pronoun_attention()
 is, per head, the mean attention from the pronoun to its referent over them. bench/showcase_head.py prints the
-table; tests/model/test_showcase.py checks that SHOWCASE is still its best head on all-MiniLM-L6-v2.
+table; tests/model/analysis/test_showcase.py checks that SHOWCASE is still its best head on all-MiniLM-L6-v2.
 """
 import numpy as np
 import torch
@@ -27,7 +27,8 @@ PROBES = (
     ("The boy helped his grandmother because he was kind.", "he", "boy"),
     ("The teacher praised the student because he had worked hard.", "he", "student"),
 )
-SHOWCASE = {"all-MiniLM-L6-v2": (3, 1)}  # model label -> (layer, head); checked by tests/model/test_showcase.py
+# model label -> (layer, head); checked by tests/model/analysis/test_showcase.py
+SHOWCASE = {"all-MiniLM-L6-v2": (3, 1)}
 
 
 def _position(tokens: list[str], word: str, after: int = 0) -> int:

@@ -19,7 +19,8 @@ def module_bytes(module: nn.Module) -> int:
 
 def planned_bytes(shape: Shape, positions: int = 0) -> int:
     """Bytes of a float32 model of this shape: its parameters, and a sinusoidal table of `positions` rows (a
-    buffer, not a parameter); module_bytes of the built model is at most this (tests/model/test_footprint.py)."""
+    buffer, not a parameter); module_bytes of the built model is at most this
+    (tests/model/loading/test_footprint.py)."""
     return FLOAT32 * (sum(param_counts(shape).values()) + positions * shape.d_model)
 
 

@@ -1,11 +1,11 @@
 """Which heads the translator needs: its exact match on fixed sentences with any heads switched off, and a ranking
 of single heads and of sets of heads by how far it falls without each.
 
-A head switched off is model.translator.incremental's: its context is zeroed before W_O, so what it adds to its layer's
-output is gone and the other heads are untouched (tests/model/test_ablation.py proves it equals zeroing the head's
-columns of W_O in a copy of the model). Scoring a set of heads is one batched greedy decoding of the sentences (the
-encoder once, one new row per step). A ranking scores each set in turn: stacking every set into one batch was slower
-(its rows all run as long as the most broken set's; bench/heads_and_forcing.py).
+A head switched off is model.heads': its context is zeroed before W_O, so what it adds to its layer's output is gone
+and the other heads are untouched (tests/model/translator/test_ablation.py proves it equals zeroing the head's columns
+of W_O in a copy of the model). Scoring a set of heads is one batched greedy decoding of the sentences (the encoder
+once, one new row per step). A ranking scores each set in turn: stacking every set into one batch was slower (its
+rows all run as long as the most broken set's; bench/heads_and_forcing.py).
 
 Single heads barely matter in the shipped model (bench/translator.py: 13 of its 24 heads alone change nothing), so
 the ranking also holds every head of one attention block and layer, and every head of one block.

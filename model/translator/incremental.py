@@ -3,8 +3,8 @@ output into cross-attention keys and values once), then each step reads one word
 keys and values of the words before it (model.cache). Any heads can be switched off (model.heads).
 
 The translator's own stacks do it (Encoder.encode, Decoder.decode with a cache): the same block, the same numbers as
-Translator.forward on the prefix decoded so far (tests/model/test_decoding.py). Nothing is stored on the model,
-which every session shares: the caller holds the Memory and the Cache.
+Translator.forward on the prefix decoded so far (tests/model/translator/test_decoding.py). Nothing is stored on the
+model, which every session shares: the caller holds the Memory and the Cache.
 """
 import math
 from dataclasses import dataclass

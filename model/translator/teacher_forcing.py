@@ -4,7 +4,7 @@ before it. Left to itself it reads its own words instead, so one wrong word chan
 
 Both are computed here the same way, word by word (model.translator.incremental, any heads switched off): teacher
 forcing by replaying the reference (generate(forced=...)), which gives the numbers of the one forward pass
-(tests/model/test_teacher_forcing.py checks them against Translator.forward), free generation greedily.
+(tests/model/translator/test_teacher_forcing.py checks them against Translator.forward), free generation greedily.
 """
 from dataclasses import dataclass
 

@@ -113,7 +113,7 @@ def tiny_bert_dir(tmp_path_factory) -> tuple[Path, dict]:
 @pytest.fixture(scope="session")
 def tiny_gpt2_dir(tmp_path_factory) -> Path:
     """A random tiny Hugging Face GPT-2 (3 layers x 6 heads, width 48) with a byte-level BPE tokenizer of its own."""
-    from tests.model.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - start-up cost: transformers
+    from tests.model.gpt.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - start-up cost: transformers
 
     directory = tmp_path_factory.mktemp("gpt2") / TINY_GPT2
     return gpt2_tokenizer(save_tiny_gpt2(directory, "wide-ffn"))  # 40 positions: the text's 24 BPE tokens fit

@@ -4,12 +4,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from bert_checkpoints import as_binary, save_tiny
 from torch import nn
 
 from model.bert import BertModel
 from model.loading.sources import packaged_model_dir
 from model.trace import LayerTrace, StackTrace
+from tests.model.bert.bert_checkpoints import as_binary, save_tiny
 
 NEG_INF = float("-inf")
 

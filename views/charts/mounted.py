@@ -9,7 +9,7 @@ into it with Plotly.react, which changes only what changed.
 Offline: plotly.js is views/charts/plotly/plotly.min.js, plotly's cartesian partial bundle (npm
 plotly.js-cartesian-dist-min, the version of the installed plotly package's own plotly.min.js: the traces the app draws,
 heatmap, bar, scatter and image, in 1.5 MB instead of 4.8, 0.5 MB gzipped instead of 1.5: a student's first visit
-costs the classroom's Wi-Fi a third less; tests/app/test_mounted_chart.py keeps the two versions equal). It is served
+costs the classroom's Wi-Fi a third less; tests/views/test_mounted_chart.py keeps the two versions equal). It is served
 with chart.js and theme.json by Streamlit's component file route (/component/views.charts.mounted.plotly/...,
 /component/views.charts.mounted.static/ ...); the browser fetches them once (HTTP, cached), not with every rerun.
 

@@ -105,7 +105,7 @@ def link(k: int, lang: str) -> str:
 
 def stop_here(path: str) -> int | None:
     """The stop (1-based) this page is, from ?tour=: None when the link has none, or names another page's stop."""
-    raw = st.query_params.get("tour")  # NAME, said literally: tests/app/test_hostile_input.py reads it
+    raw = st.query_params.get("tour")  # NAME, said literally: tests/views/test_hostile_input.py reads it
     if raw is None:
         return None
     if not raw.isdigit() or not 1 <= int(raw) <= len(STOPS):

@@ -2,7 +2,6 @@
 and heads switched off by argument (switching none off changes nothing)."""
 import pytest
 import torch
-from translators import SOURCES, TARGETS, ids, random_translator, sources
 
 from model.cache import Cache
 from model.sampling import Sampling
@@ -10,6 +9,7 @@ from model.translator import Translator, load_shipped
 from model.translator.decoding import beam_search, generate, words_of
 from model.translator.incremental import encode, step
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID
+from tests.model.translator.translators import SOURCES, TARGETS, ids, random_translator, sources
 
 MORE = ["我有一只猫", "她有两个孩子", "昨天他们在学校看见了五辆红车", "他不喜欢狗", "昨天你买了三本书吗"]
 

@@ -10,7 +10,7 @@ from model.text_models import TextTransformer
 
 
 def open_page(**params) -> AppTest:
-    """The page with the random encoder-decoder (the translator, its default, is tests/app/test_translator_pages.py)."""
+    """The page with the random encoder-decoder (the translator, its default: test_translator_pages.py)."""
     return apptest.open_page("encoder-decoder", "Encoder-decoder", **{"model": "random", **params})
 
 

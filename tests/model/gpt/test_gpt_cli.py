@@ -5,7 +5,6 @@ import sys
 
 import pytest
 import torch
-from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.__main__ import main
@@ -13,6 +12,7 @@ from model.gpt.decoding import logits_of
 from model.gpt.reading import WordReader
 from model.gpt.toy import load, save
 from model.gpt.vocabulary import WordVocabulary
+from tests.model.gpt.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
 from training.toy_language import english_vocabulary
 
 

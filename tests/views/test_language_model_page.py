@@ -224,7 +224,7 @@ def test_bad_input_is_said_and_the_rest_still_runs():
 
 def test_the_parts_of_the_toy_gpt_s_training_are_not_offered_for_a_checkpoint(tmp_path, monkeypatch):
     from runtime import models  # noqa: PLC0415
-    from tests.model.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - transformers
+    from tests.model.gpt.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2  # noqa: PLC0415 - transformers
     directory = gpt2_tokenizer(save_tiny_gpt2(tmp_path / "tiny-gpt2", "wide-ffn"))
     monkeypatch.setenv("ATTNVIZ_MODEL_DIRS", str(directory))
     models.sources.clear()

@@ -4,8 +4,6 @@ import shutil
 
 import pytest
 import torch
-from gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
-from test_sources import by_key, fake_cache, isolated
 
 from model.family import Reads
 from model.gpt import GPT, GPTConfig
@@ -15,6 +13,8 @@ from model.gpt.vocabulary import WordVocabulary
 from model.loading.checkpoint import CheckpointError
 from model.loading.footprint import module_bytes
 from model.loading.sources import footprint, load
+from tests.model.gpt.gpt_checkpoints import gpt2_tokenizer, save_tiny_gpt2
+from tests.model.loading.environs import by_key, fake_cache, isolated
 from training.toy_language import english_vocabulary
 
 

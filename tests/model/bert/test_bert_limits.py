@@ -1,10 +1,10 @@
 """The sizes a BERT checkpoint may have on this server, checked from its config before anything is built."""
 
 import pytest
-from bert_checkpoints import TINY
 
 from model.bert import LIMITS, BertConfig, BertModel, CheckpointError
 from model.loading import checkpoint
+from tests.model.bert.bert_checkpoints import TINY
 
 BERT_BASE = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
              "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512, "type_vocab_size": 2}

@@ -4,13 +4,13 @@ import dataclasses
 
 import pytest
 import torch
-from bert_checkpoints import as_binary
-from gpt_checkpoints import SIZES, edit_config, reference, save_tiny_gpt2
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.toy import save
 from model.loading.checkpoint import CheckpointError
 from model.masks import is_blocked
+from tests.model.bert.bert_checkpoints import as_binary
+from tests.model.gpt.gpt_checkpoints import SIZES, edit_config, reference, save_tiny_gpt2
 
 
 def batch(vocab: int, positions: int, padding: str, seed=0):

@@ -3,10 +3,10 @@ torch.autograd on Hugging Face's BertModel (eager) with the same weights."""
 import numpy as np
 import pytest
 import torch
-from bert_checkpoints import reference, save_tiny
 
 from model.analysis.rollout import flow_row, rollout, saliency, with_residual
 from model.bert import BertModel
+from tests.model.bert.bert_checkpoints import reference, save_tiny
 
 # one head per layer, 3 tokens, written out
 A0 = np.array([[1.0, 0.0, 0.0],

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 from torch import nn
-from translators import SOURCES, TARGETS, ids, random_translator
 
 from model.facts import TRANSLATOR
 from model.masks import causal_mask
 from model.translator import Translator
 from model.translator.vocabulary import PAD_ID
+from tests.model.translator.translators import SOURCES, TARGETS, ids, random_translator
 from training.toy_language import chinese_vocabulary, english_vocabulary
 
 

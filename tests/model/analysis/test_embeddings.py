@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from bert_checkpoints import reference, save_tiny
 
 from model.analysis.embeddings import cosines, pca_2d, sentence_vectors
 from model.bert import BertModel
 from model.loading.sources import packaged_model_dir
+from tests.model.bert.bert_checkpoints import reference, save_tiny
 
 
 def check(ours, hf, ids):

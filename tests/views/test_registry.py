@@ -36,9 +36,9 @@ def test_every_page_module_in_views_is_registered():
 
 
 def test_a_new_page_is_one_registry_entry_and_one_module(monkeypatch):
-    """The README's example: an entry and tests/app/example_page.py, and the app serves it with the frame's
+    """The README's example: an entry and tests/views/example_page.py, and the app serves it with the frame's
     title, model picker, text box and run, its slider bound to the link."""
-    entry = registry.PageSpec("entropy", "Entropy", ":material/equalizer:", "tests.app.example_page",
+    entry = registry.PageSpec("entropy", "Entropy", ":material/equalizer:", "tests.views.example_page",
                               "How spread out each query's attention is.",
                               frozenset({registry.MODEL, registry.TEXT, registry.RUN}))
     monkeypatch.setattr(registry, "PAGES", (*registry.PAGES, entry))
@@ -54,7 +54,7 @@ def test_a_new_page_is_one_registry_entry_and_one_module(monkeypatch):
 def test_the_readme_example_is_the_module_this_test_runs():
     readme = (ROOT / "docs" / "architecture.md").read_text()
     example = readme.split("# views/pages/entropy.py: the whole page\n", 1)[1].split("```", 1)[0]
-    module = (ROOT / "tests/app/example_page.py").read_text().split('"""', 2)[2]
+    module = (ROOT / "tests/views/example_page.py").read_text().split('"""', 2)[2]
 
     def code(text: str) -> list[str]:
         return [line for line in text.splitlines() if line.strip()]

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from bert_checkpoints import reference, save_tiny
 
 from model.analysis.neurons import neuron_view, of_trace
 from model.bert import BertModel
+from tests.model.bert.bert_checkpoints import reference, save_tiny
 
 
 def test_by_hand_on_two_keys():

@@ -96,7 +96,7 @@ def open_page(page: Page, **params) -> AppTest:
 
 
 def test_every_page_of_the_registry_is_probed():
-    # the tour's page has no control but its links; tests/app/test_tour.py probes ?tour= on every page
+    # the tour's page has no control but its links; tests/views/test_tour.py probes ?tour= on every page
     assert {p.path for p in PAGES} | {"tour"} == {spec.path for spec in registry.PAGES}
     assert {p.path for p in PAGES if p.link.get("model") == "translator" or p.translates} == {
         spec.path for spec in registry.PAGES if spec.translator or spec.path in ("encoder-decoder", "translate")}

@@ -1,4 +1,4 @@
-"""The example page of docs/architecture.md, verbatim: what a new page is (tests/app/test_registry.py adds it to the
+"""The example page of docs/architecture.md, verbatim: what a new page is (tests/views/test_registry.py adds it to the
 registry)."""
 import numpy as np
 import streamlit as st

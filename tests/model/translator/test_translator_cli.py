@@ -9,7 +9,7 @@ import pytest
 
 import model.translator.__main__ as translator_cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
