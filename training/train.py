@@ -16,8 +16,6 @@ time, loss curve, exact match, errors by kind of sentence) and snapshots.safeten
 steps from random to trained, their exact match in metrics.json). With --progress, also JSON lines as it goes and
 the latest weights every --weights-every steps (training/progress.py); that changes nothing of what is trained.
 """
-import argparse
-import json
 import math
 import sys
 import time
@@ -25,15 +23,13 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
 
 from model.translator import SHIPPED, Translator, TranslatorConfig
 from model.translator.decoding import batch_of, generate, words_of
 from model.translator.snapshots import METRICS, SNAPSHOT_SENTENCES, SNAPSHOTS
 from model.translator.vocabulary import BOS_ID, EOS_ID, PAD_ID, Vocabulary, english_tokens, same_translation
-from training import progress as progress_options
-from training import toy_language
-from training.progress import Progress, orphan_exit
+from training import loop, toy_language
+from training.progress import Progress
 
 SNAPSHOT_STEPS = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400)  # and the last step: where it learns
 TRAINING_FORMS = {toy_language.STATEMENT: 0.45, toy_language.QUESTION: 0.45, toy_language.NEGATION: 0.1}
@@ -78,8 +74,7 @@ def learning_rate(step: int, peak: float, warmup: int) -> float:
 
 def train(args, log: Progress | None = None) -> dict:
     """Train from args.seed; log, if given, hears of every step, evaluation and the weights as they go."""
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
+    loop.seeded(args)
     source, target = vocabularies()
     config = TranslatorConfig(d_model=args.d_model, nhead=args.heads, num_layers=args.layers, d_ff=args.d_ff)
     model = Translator(config, source, target).train()
@@ -88,39 +83,30 @@ def train(args, log: Progress | None = None) -> dict:
     # one seed, drawn first
     batches = toy_language.sample(args.batch * args.steps, seed=args.seed, forms=TRAINING_FORMS)
     snapshots, snapshot_scores, losses, evaluations = {}, {}, [], []
-    started, step = time.perf_counter(), 0
-    if log is not None:
-        log.start(args.steps, args.seed, vars(config))
-        if log.weights_every:
-            log.weights(0, model)  # the random model, to look at before the first step
+    step = 0
+    started = loop.begin(args, log, model, vars(config))
 
     def snapshot(at: int) -> None:
         for name, tensor in model.state_dict().items():
             snapshots[f"step{at}.{name}"] = tensor.detach().to(torch.float16).contiguous()
         snapshot_scores[at] = exact_match(model, validation[:SNAPSHOT_SENTENCES])[0]
 
+    def loss_of() -> torch.Tensor:
+        src, tgt_in, tgt_out = batch(model, batches[step * args.batch:(step + 1) * args.batch])
+        logits = model(src, tgt_in)  # (B, T, V)
+        return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
+                               label_smoothing=args.label_smoothing)
+
     while step < args.steps:
         if step in SNAPSHOT_STEPS and args.snapshots:
             snapshot(step)
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args.lr, args.warmup)
-        src, tgt_in, tgt_out = batch(model, batches[step * args.batch:(step + 1) * args.batch])
-        logits = model(src, tgt_in)  # (B, T, V)
-        loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
-                               label_smoothing=args.label_smoothing)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(round(loss.item(), 4))
+        loss = loop.descend(args, log, model, optimizer, step + 1, learning_rate(step, args.lr, args.warmup), loss_of)
+        losses.append(round(loss, 4))
         step += 1
-        if log is not None:
-            if log.orphaned():
-                orphan_exit(args.out if args.remove_if_orphaned else None)
-            log.step(step, loss.item(), model)
         if step % args.eval_every == 0 or step == args.steps:
             score = exact_match(model, validation)[0]
             evaluations.append({"step": step, "exact_match": score, "seconds": round(time.perf_counter() - started, 1)})
-            progress(step, args.steps, loss.item(), score, started)
+            loop.bar(step, args.steps, loss, f"held-out exact match {score:6.1%}", started)
             if log is not None:
                 log.evaluation(step, score, evaluations[-1]["seconds"])
             if score == 1.0:
@@ -128,8 +114,7 @@ def train(args, log: Progress | None = None) -> dict:
     seconds = time.perf_counter() - started
     if args.snapshots:
         snapshot(step)
-    if log is not None and log.weights_every and step % log.weights_every:
-        log.weights(step, model)  # the trained model, while the test runs
+    loop.trained(log, model, step)  # while the test runs
     test = toy_language.sample(args.test, seed=args.test_seed, held_out=True)
     score, by_kind = exact_match(model, test)
     print(file=sys.stderr)
@@ -143,14 +128,6 @@ def train(args, log: Progress | None = None) -> dict:
                       for s in sorted(snapshot_scores)],
         "test": {"sentences": args.test, "seed": args.test_seed, "exact_match": score,
                  "errors_by_kind": {k: {"wrong": w, "total": n} for k, (w, n) in by_kind.items()}}}}
-
-
-def progress(step: int, steps: int, loss: float, score: float, started: float) -> None:
-    width = 30
-    filled = width * step // steps
-    print(f"\r[{'#' * filled}{'.' * (width - filled)}] step {step}/{steps}  loss {loss:.3f}  "
-          f"held-out exact match {score:6.1%}  {time.perf_counter() - started:5.0f} s", end="", file=sys.stderr,
-          flush=True)
 
 
 def readme_figures(m: dict) -> str:
@@ -167,34 +144,18 @@ def readme_figures(m: dict) -> str:
 
 
 def write(result: dict, out: Path) -> None:
-    result["model"].eval().save(out)
-    if result["snapshots"]:
-        save_file(result["snapshots"], out / SNAPSHOTS)
-    (out / METRICS).write_text(json.dumps(result["metrics"], indent=1) + "\n")
+    loop.write(out, result["model"].eval().save, result["snapshots"], result["metrics"], SNAPSHOTS, METRICS)
 
 
 def parse(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=SHIPPED, help="directory to write (default: the shipped weights)")
-    p.add_argument("--seed", type=int, default=0)
+    p = loop.options("python -m training.train", __doc__, SHIPPED, steps=3000, batch=64, lr=1e-3, warmup=100,
+                     d_model=TranslatorConfig.d_model, heads=TranslatorConfig.nhead,
+                     layers=TranslatorConfig.num_layers, eval_every=100, smoke="a tiny model for 60 steps")
     p.add_argument("--test-seed", type=int, default=12345, help="seed of the test sentences (not training's)")
-    p.add_argument("--steps", type=int, default=3000, help="at most this many steps")
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--label-smoothing", type=float, default=0.1)
-    p.add_argument("--d-model", type=int, default=TranslatorConfig.d_model)
-    p.add_argument("--heads", type=int, default=TranslatorConfig.nhead)
-    p.add_argument("--layers", type=int, default=TranslatorConfig.num_layers)
     p.add_argument("--d-ff", type=int, default=TranslatorConfig.d_ff)
     p.add_argument("--val", type=int, default=500, help="held-out sentences checked every --eval-every steps")
     p.add_argument("--test", type=int, default=2000, help="held-out sentences of the final test")
-    p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--smoke", action="store_true", help="a tiny model for 60 steps: checks the loop, not the model")
-    p.add_argument("--no-snapshots", dest="snapshots", action="store_false",
-                   help="no snapshots.safetensors (nor their evaluations): a quicker run")
-    progress_options.add_options(p)
     args = p.parse_args(argv)
     if args.smoke:
         args.steps, args.warmup, args.d_model, args.d_ff = 60, 10, 32, 64
@@ -203,17 +164,11 @@ def parse(argv=None):
 
 
 def main(argv=None) -> int:
-    args = parse(argv)
-    log = progress_options.from_options(args)
-    result = train(args, log)
-    write(result, args.out)
+    args, log, result = loop.run(argv, parse, train, write)
     m = result["metrics"]
-    if log is not None:
-        log.done(m["steps"], m["train_seconds"], m["test"]["exact_match"])
-    print(f"{m['steps']} steps in {m['train_seconds']} s; held-out exact match {m['test']['exact_match']:.2%} on "
-          f"{m['test']['sentences']} sentences (seed {m['test']['seed']}); written to {args.out}")
-    print(f"For the README:\n{readme_figures(m)}")
-    return 0
+    test = m["test"]
+    return loop.finish(args, log, m, test["exact_match"], f"held-out exact match {test['exact_match']:.2%} on "
+                       f"{test['sentences']} sentences (seed {test['seed']})", "the README", readme_figures(m))
 
 
 if __name__ == "__main__":

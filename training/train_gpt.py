@@ -16,24 +16,20 @@ and every pair of heads of one layer switched off (model.gpt.ablation).
 Writes to --out: config.json + model.safetensors (a Hugging Face GPT-2 directory), words.json, metrics.json, and
 snapshots.safetensors: float16 weights at steps chosen from the evaluations, before, inside and after the jump.
 """
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
 
 from model.gpt import GPT, GPTConfig
 from model.gpt.ablation import ablations, circuit, sentence_loss
 from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.snapshots import JUMP, jump_steps
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, save
-from training import gpt_data
-from training import progress as progress_options
-from training.progress import Progress, orphan_exit
+from training import gpt_data, loop
+from training.progress import Progress
 
 HELD_OUT, HELD_OUT_SEED = 2000, 99  # single toy sentences of the held-out split
 SNAPSHOT_COUNT = 16
@@ -84,8 +80,7 @@ def learning_rate(step: int, args) -> float:
 
 
 def train(args, log: Progress | None = None) -> dict:
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
+    loop.seeded(args)
     vocabulary = gpt_data.vocabulary()
     config = GPTConfig(len(vocabulary), args.context, args.d_model, args.layers, args.heads, dropout=0.0)
     model = GPT(config).train()
@@ -95,11 +90,7 @@ def train(args, log: Progress | None = None) -> dict:
     sentences = gpt_data.sentence_ids(vocabulary, args.held_out, HELD_OUT_SEED, held_out=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     kept, losses, evaluations = {}, [], []
-    started = time.perf_counter()
-    if log is not None:
-        log.start(args.steps, args.seed, {"model": vars(config)})
-        if log.weights_every:
-            log.weights(0, model)  # the random model, to look at before the first step
+    started = loop.begin(args, log, model, {"model": vars(config)})
 
     def evaluation(step: int):
         e = {"step": step, "seconds": round(time.perf_counter() - started, 1), **evaluate(model, probes, sentences)}
@@ -109,29 +100,23 @@ def train(args, log: Progress | None = None) -> dict:
         if log is not None:
             log.evaluation(step, e["copy_accuracy"], e["seconds"], induction=e["induction"],
                            previous_token=e["previous_token"])
-        progress(step, args.steps, losses[-1] if losses else float("nan"), e, started)
+        best = max(max(row) for row in e["induction"][1:] or e["induction"])
+        loop.bar(step, args.steps, losses[-1] if losses else float("nan"), f"copy {e['copy_accuracy']:6.1%}  "
+                 f"induction {best:.2f}  held-out {e['held_out_loss']:.3f}", started)
+
+    def loss_of() -> torch.Tensor:
+        batch = data.batch(args.batch)  # (B, T + 1)
+        logits = model(batch[:, :-1]).logits  # (B, T, V)
+        return F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
 
     evaluation(0)
     for step in range(1, args.steps + 1):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args)
-        batch = data.batch(args.batch)  # (B, T + 1)
-        logits = model(batch[:, :-1]).logits  # (B, T, V)
-        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(round(loss.item(), 4))
-        if log is not None:
-            if log.orphaned():
-                orphan_exit(args.out if args.remove_if_orphaned else None)
-            log.step(step, loss.item(), model)
+        losses.append(round(loop.descend(args, log, model, optimizer, step, learning_rate(step, args), loss_of), 4))
         if step % args.eval_every == 0 or step == args.steps:
             evaluation(step)
     seconds = time.perf_counter() - started
     print(file=sys.stderr)
-    if log is not None and log.weights_every and args.steps % log.weights_every:
-        log.weights(args.steps, model)  # the trained model, while the heads are switched off one by one
+    loop.trained(log, model, args.steps)  # while the heads are switched off one by one
     model.eval()
     found = ablations(model, probes, sentences)
     steps = snapshot_steps(evaluations) if args.snapshots else []
@@ -150,15 +135,6 @@ def train(args, log: Progress | None = None) -> dict:
         "loss": losses, "evaluations": evaluations, "snapshot_steps": steps,
         "ablation": [a.as_dict() for a in found],
         "circuit": {str(layer): a.as_dict() for layer, a in circuit(found).items()}}}
-
-
-def progress(step: int, steps: int, loss: float, e: dict, started: float) -> None:
-    width = 30
-    filled = width * step // max(steps, 1)
-    best = max(max(row) for row in e["induction"][1:] or e["induction"])
-    print(f"\r[{'#' * filled}{'.' * (width - filled)}] step {step}/{steps}  loss {loss:.3f}  "
-          f"copy {e['copy_accuracy']:6.1%}  induction {best:.2f}  held-out {e['held_out_loss']:.3f}  "
-          f"{time.perf_counter() - started:5.0f} s", end="", file=sys.stderr, flush=True)
 
 
 def best_head(scores: list[list[float]], layers) -> tuple[int, int, float]:
@@ -188,35 +164,21 @@ def readme_figures(m: dict) -> str:
 
 
 def write(result: dict, out: Path) -> None:
-    save(result["model"].eval(), result["vocabulary"], out)
-    if result["snapshots"]:
-        save_file(result["snapshots"], out / SNAPSHOTS)
-    (out / METRICS).write_text(json.dumps(result["metrics"], indent=1) + "\n")
+    model, vocabulary = result["model"].eval(), result["vocabulary"]
+    loop.write(out, lambda out: save(model, vocabulary, out), result["snapshots"], result["metrics"], SNAPSHOTS,
+               METRICS)
 
 
 def parse(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.train_gpt", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=SHIPPED, help="directory to write (default: the shipped weights)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", type=int, default=5000)
-    p.add_argument("--batch", type=int, default=32)
+    p = loop.options("python -m training.train_gpt", __doc__, SHIPPED, steps=5000, batch=32, lr=3e-3, warmup=50,
+                     d_model=64, heads=4, layers=2, eval_every=50, smoke="a tiny model for 40 steps")
     p.add_argument("--context", type=int, default=gpt_data.CONTEXT)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--decay-from", type=int, default=3800, help="from this step, the rate falls linearly to a tenth")
-    p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--layers", type=int, default=2)
     p.add_argument("--repeat-share", type=float, default=0.4, help="share of contexts with a sequence written twice")
     p.add_argument("--repeat-min", type=int, default=gpt_data.REPEAT_RANGE[0])
     p.add_argument("--repeat-max", type=int, default=gpt_data.REPEAT_RANGE[1])
     p.add_argument("--sentence-repeat", type=float, default=0.1, help="chance that a sentence repeats an earlier one")
     p.add_argument("--held-out", type=int, default=HELD_OUT, help="held-out sentences the loss is measured on")
-    p.add_argument("--eval-every", type=int, default=50)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--smoke", action="store_true", help="a tiny model for 40 steps: checks the loop, not the model")
-    p.add_argument("--no-snapshots", dest="snapshots", action="store_false", help="no snapshots.safetensors")
-    progress_options.add_options(p)
     args = p.parse_args(argv)
     if args.smoke:
         args.steps, args.d_model, args.held_out, args.eval_every, args.decay_from = 40, 32, 100, 10, 30
@@ -224,19 +186,12 @@ def parse(argv=None):
 
 
 def main(argv=None) -> int:
-    args = parse(argv)
-    log = progress_options.from_options(args)
-    result = train(args, log)
-    write(result, args.out)
+    args, log, result = loop.run(argv, parse, train, write)
     m = result["metrics"]
     last = m["evaluations"][-1]
-    if log is not None:
-        log.done(m["steps"], m["train_seconds"], last["copy_accuracy"])
-    print(f"{m['steps']} steps in {m['train_seconds']} s; copy accuracy {last['copy_accuracy']:.1%}, held-out loss "
-          f"{last['held_out_loss']:.3f}; the jump from step {m['jump']['starts']} to {m['jump']['ends']}; written to "
-          f"{args.out}")
-    print(f"For docs/gpt.md:\n{readme_figures(m)}")
-    return 0
+    return loop.finish(args, log, m, last["copy_accuracy"], f"copy accuracy {last['copy_accuracy']:.1%}, held-out "
+                       f"loss {last['held_out_loss']:.3f}; the jump from step {m['jump']['starts']} to "
+                       f"{m['jump']['ends']}", "docs/gpt.md", readme_figures(m))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Driving a Streamlit page in a real browser: knowing when a run has finished, and taking a download."""
+import re
 from pathlib import Path
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -69,3 +70,36 @@ def download(page, click, tmp_path: Path) -> Path:
     started[0].save_as(path)
     assert started[0].failure() is None
     return path
+
+
+def step_line(page) -> str:
+    """The line a decoding page writes under its step slider: "Step 3. ... writes <word>"."""
+    return page.locator("p", has_text=re.compile(r"^Step \d+\.")).first.inner_text()
+
+
+def next_writes(page, words, first_step: int = 1) -> None:
+    """Next clicked once a word: each step in the link, and the line says the word written."""
+    for step, word in enumerate(words, start=first_step):
+        page.get_by_role("button", name="Next").click()
+        page.wait_for_function(f"() => location.search.includes('step={step}')", timeout=TIMEOUT)
+        page.wait_for_function(f"() => [...document.querySelectorAll('p')].some(p => /writes {word}$/.test("
+                               "p.innerText.trim()))", timeout=TIMEOUT)
+
+
+def back_and_play(page, last: int) -> None:
+    """Previous from the last step, then Play: one step a second to the end, where it stops."""
+    page.get_by_role("button", name="Previous").click()
+    page.wait_for_function(f"() => location.search.includes('step={last - 1}')", timeout=TIMEOUT)
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function(f"() => location.search.includes('step={last}')", timeout=TIMEOUT)
+    page.get_by_role("button", name="Play").wait_for(timeout=TIMEOUT)
+
+
+def emptied(page, label: str, said: str):
+    """The text box `label` emptied and sent: the page says `said` and draws no chart. Returns the box."""
+    box = page.get_by_label(label)
+    box.fill("")
+    box.press("Enter")
+    page.get_by_text(said).wait_for(timeout=TIMEOUT)
+    assert page.locator(".js-plotly-plot").count() == 0
+    return box

@@ -9,15 +9,12 @@ import pytest
 
 from harness.servers import spawn
 from model.gpt.snapshots import snapshot_steps
+from tests.e2e.streamlit_browser import back_and_play, emptied, next_writes, step_line
 from tests.e2e.test_encoder_decoder_translator import ticks
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_STEPS = 300  # a live run of a few seconds, long enough for a second visitor to try a start while it runs
-
-
-def step_line(page) -> str:
-    return page.locator("p", has_text=re.compile(r"^Step \d+\.")).first.inner_text()
 
 
 def written(page) -> str:
@@ -28,20 +25,12 @@ def test_the_default_prompt_stepped_to_its_end(page, server, shoot):
     open_page(page, server, "language-model", words=5)
     assert written(page) == "two red birds at school"  # copied from the prompt's first sentence
     assert "writes two" in step_line(page)
-    for step, word in enumerate(["red", "birds", "at", "school"], start=1):
-        page.get_by_role("button", name="Next").click()
-        page.wait_for_function(f"() => location.search.includes('step={step}')", timeout=TIMEOUT)
-        page.wait_for_function(f"() => [...document.querySelectorAll('p')].some(p => /writes {word}$/.test("
-                               "p.innerText.trim()))", timeout=TIMEOUT)
+    next_writes(page, ["red", "birds", "at", "school"])
     assert ticks(page, 1, "y")[0] == "school"  # the next-word bars: the chosen word on top
     assert ticks(page, 0, "y")[-1] == "at"  # the map's rows: every token read, the last one this step's
     assert_no_error(page)
     shoot(page, "language-model-step-4")
-    page.get_by_role("button", name="Previous").click()
-    page.wait_for_function("() => location.search.includes('step=3')", timeout=TIMEOUT)
-    page.get_by_role("button", name="Play").click()  # from step 3: one step a second, to the end, then stops
-    page.wait_for_function("() => location.search.includes('step=4')", timeout=TIMEOUT)
-    page.get_by_role("button", name="Play").wait_for(timeout=TIMEOUT)
+    back_and_play(page, 4)
     assert_no_error(page)
 
 
@@ -70,11 +59,7 @@ def test_the_induction_part_shows_the_stripe_of_the_head_found_by_its_score(page
 
 def test_an_empty_prompt_gets_a_plain_message(page, server):
     open_page(page, server, "language-model")
-    box = page.get_by_label("Prompt (what the model reads before it writes)")
-    box.fill("")
-    box.press("Enter")
-    page.get_by_text("Type a prompt above").wait_for(timeout=TIMEOUT)
-    assert page.locator(".js-plotly-plot").count() == 0
+    emptied(page, "Prompt (what the model reads before it writes)", "Type a prompt above")
     assert_no_error(page)
 
 

@@ -3,12 +3,9 @@ character named, empty input and 200 characters answered with a plain message, t
 import re
 from urllib.parse import parse_qs, urlsplit
 
+from tests.e2e.streamlit_browser import back_and_play, emptied, next_writes, step_line
 from tests.e2e.test_encoder_decoder_translator import ticks
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error, open_page
-
-
-def step_line(page) -> str:
-    return page.locator("p", has_text=re.compile(r"^Step \d+\.")).first.inner_text()
 
 
 def test_stepping_i_have_a_cat_word_by_word(page, server, shoot):
@@ -16,19 +13,11 @@ def test_stepping_i_have_a_cat_word_by_word(page, server, shoot):
     page.get_by_text("I have a cat", exact=False).first.wait_for(timeout=TIMEOUT)
     assert "writes I" in step_line(page)
     assert ticks(page, 1, "x") == ["我", "有", "一", "只", "猫"]  # the cross-attention row over the characters
-    for word in ["have", "a", "cat", "<eos>"]:
-        page.get_by_role("button", name="Next").click()
-        page.wait_for_function(f"() => [...document.querySelectorAll('p')].some(p => /writes {word}$/.test("
-                               "p.innerText.trim()))", timeout=TIMEOUT)
-    page.wait_for_function("() => location.search.includes('step=4')", timeout=TIMEOUT)
+    next_writes(page, ["have", "a", "cat", "<eos>"])
     assert ticks(page, 2, "y")[0] == "<eos>"  # the next-word bars: the most likely (chosen) word on top
     assert_no_error(page)
     shoot(page, "translate-step-4")
-    page.get_by_role("button", name="Previous").click()
-    page.wait_for_function("() => location.search.includes('step=3')", timeout=TIMEOUT)
-    page.get_by_role("button", name="Play").click()  # from step 3: one step a second, to the end, then stops
-    page.wait_for_function("() => location.search.includes('step=4')", timeout=TIMEOUT)
-    page.get_by_role("button", name="Play").wait_for(timeout=TIMEOUT)
+    back_and_play(page, 4)
     assert_no_error(page)
 
 
@@ -42,11 +31,7 @@ def test_an_unknown_character_is_named_and_still_translated(page, server):
 
 def test_empty_input_and_two_hundred_characters_get_a_plain_message(page, server, shoot):
     open_page(page, server, "translate")
-    box = page.get_by_label("Chinese sentence (what the encoder reads)")
-    box.fill("")
-    box.press("Enter")
-    page.get_by_text("Type a Chinese sentence above").wait_for(timeout=TIMEOUT)
-    assert page.locator(".js-plotly-plot").count() == 0
+    box = emptied(page, "Chinese sentence (what the encoder reads)", "Type a Chinese sentence above")
     box.fill("我有一只猫" * 40)
     box.press("Enter")
     page.get_by_text(re.compile("This text has 200 characters; the translator reads at most 64")).wait_for(

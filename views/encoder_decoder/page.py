@@ -178,6 +178,12 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
         [*zip(run.tgt_tokens, tgt), *zip(run.src_tokens, src)])
     source, target = ((_("Chinese character"), _("English word")) if translator
                       else (_("source token"), _("target token")))
+
+    def draw(shown, attentions, queries, keys, title: str, key_label: str, query_label: str, key: str) -> None:
+        """One kind of attention of the layer and head (or their mean), the special tokens as `mode` says."""
+        show_chart(heatmap_spec(pick(shown.maps(attentions), layer, head, mean), shown.tokens(queries),
+                                shown.key_tokens(keys), title, keys=key_label, queries=query_label), key=key)
+
     if translator:
         causal = _("({T} × {T}) target × target. The causal mask blocks every later token (the empty upper triangle): "
                    "while predicting, a target token can only see the ones before it and itself. `<bos>` (begin) is "
@@ -188,18 +194,15 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
                    "start-of-sequence token.")
     left, right = st.columns(2)
     with left:
-        show_chart(heatmap_spec(pick(decoder_self.maps(run.decoder_self), layer, head, mean),
-                                decoder_self.tokens(run.tgt_tokens), decoder_self.key_tokens(run.tgt_tokens),
-                                _("Decoder masked self-attention, {which}").format(which=which),
-                                keys=_("key: {token} (earlier)").format(token=target),
-                                queries=_("query: {token}").format(token=target)), key="decoder-self")
+        draw(decoder_self, run.decoder_self, run.tgt_tokens, run.tgt_tokens,
+             _("Decoder masked self-attention, {which}").format(which=which),
+             _("key: {token} (earlier)").format(token=target), _("query: {token}").format(token=target),
+             "decoder-self")
         st.caption(causal.format(T=T))
     with right:
-        show_chart(heatmap_spec(pick(cross.maps(run.cross), layer, head, mean), cross.tokens(run.tgt_tokens),
-                                cross.key_tokens(run.src_tokens),
-                                _("Cross-attention, {which}").format(which=which),
-                                keys=_("key: {token} (encoder output)").format(token=source),
-                                queries=_("query: {token}").format(token=target)), key="cross")
+        draw(cross, run.cross, run.tgt_tokens, run.src_tokens, _("Cross-attention, {which}").format(which=which),
+             _("key: {token} (encoder output)").format(token=source), _("query: {token}").format(token=target),
+             "cross")
         st.caption(_("({T} × {S}): queries are the target tokens (from the decoder), keys and values the source "
                      "tokens (the encoder's output). No mask: every target token may look at the whole source.").format(
             T=T, S=S))
@@ -207,11 +210,9 @@ def maps(run: Seq2SeqRun, config, layer: int, head: int, mean: bool, translator:
     decoder_self.say()
     left, right = st.columns(2)
     with left:
-        show_chart(heatmap_spec(pick(encoder_self.maps(run.encoder_self), layer, head, mean),
-                                encoder_self.tokens(run.src_tokens), encoder_self.key_tokens(run.src_tokens),
-                                _("Encoder self-attention, {which}").format(which=which),
-                                keys=_("key: {token}").format(token=source),
-                                queries=_("query: {token}").format(token=source)), key="encoder-self")
+        draw(encoder_self, run.encoder_self, run.src_tokens, run.src_tokens,
+             _("Encoder self-attention, {which}").format(which=which), _("key: {token}").format(token=source),
+             _("query: {token}").format(token=source), "encoder-self")
         st.caption(_("({S} × {S}) source × source, for reference: the encoder sees every source token in both "
                      "directions.").format(S=S))
     with right:

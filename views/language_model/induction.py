@@ -147,22 +147,20 @@ def section(lm: LanguageModel) -> None:
     left, right = st.columns(2) if not lecture.on() else (st.container(), st.container())
     if lecture.on():
         left, right = right, left
-    with left:
-        show_chart(heatmap_spec(c.attentions[p_layer, p_head], tokens, tokens, _(
-            "Previous-token head: {head} (score {score:.2f})").format(head=head_name(p_layer, p_head),
-                                                                       score=c.previous[p_layer, p_head])),
-                   key="lm-previous")
-        st.caption(_("The line just below the diagonal: each word looks at the word before it, and writes into its "
-                     "own position what that word was."))
-    with right:
-        show_chart(heatmap_spec(c.attentions[layer, head], tokens, tokens, _(
-            "Induction head: {head} (score {score:.2f})").format(head=head_name(layer, head),
-                                                                  score=c.induction[layer, head])),
-                   key="lm-induction")
-        st.caption(_("A stripe {offset} below the diagonal: each word of the second copy looks at the word after its "
-                     "first occurrence, and copies it into the prediction.").format(offset=PROBE_LENGTH - 1)
-                   if probe else _("Each word that came before looks at the word after its earlier occurrence, and "
-                                   "copies it into the prediction."))
+    induction_caption = (_("A stripe {offset} below the diagonal: each word of the second copy looks at the word "
+                           "after its first occurrence, and copies it into the prediction.").format(
+        offset=PROBE_LENGTH - 1) if probe else _("Each word that came before looks at the word after its earlier "
+                                                 "occurrence, and copies it into the prediction."))
+    for column, (ly, hd), title, scores, key, caption in (
+            (left, (p_layer, p_head), _("Previous-token head: {head} (score {score:.2f})"), c.previous, "lm-previous",
+             _("The line just below the diagonal: each word looks at the word before it, and writes into its own "
+               "position what that word was.")),
+            (right, (layer, head), _("Induction head: {head} (score {score:.2f})"), c.induction, "lm-induction",
+             induction_caption)):
+        with column:
+            show_chart(heatmap_spec(c.attentions[ly, hd], tokens, tokens,
+                                    title.format(head=head_name(ly, hd), score=scores[ly, hd])), key=key)
+            st.caption(caption)
     st.markdown(_("**How the two heads work together.** The previous-token head, in an earlier layer, puts into every "
                   "position the word just before it. The induction head's query is the current word; its key at "
                   "each position is the word *before* that position, written there by the first head. So it finds "
