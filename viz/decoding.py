@@ -35,16 +35,24 @@ def causal_step_spec(probs, inputs, step: int, title: str, outline: bool = False
 
 def source_row_spec(row, src_tokens, title: str) -> FigureSpec:
     """One step's cross-attention over the source characters, as bars on a fixed 0..1 axis."""
-    p = np.asarray(row, dtype=np.float32)
-    labels = axis_labels(src_tokens)
-    bar = {"type": "bar", "x": labels, "y": p, "marker": {"color": BAR_BLUE},
-           "hovertemplate": _("key: %{x}<br>p = %{y:.4f}") + "<extra></extra>"}
+    return token_bars(src_tokens, axis_labels(src_tokens), np.asarray(row, dtype=np.float32), BAR_BLUE,
+                      _("key: %{x}<br>p = %{y:.4f}"), title, 300,
+                      _("key: a Chinese character (the encoder's output)"),
+                      {"title": {"text": _("attention")}, "range": [0.0, 1.0]})
+
+
+def token_bars(tokens, labels: list[str], values: np.ndarray, colour, hover: str, title: str, height: int,
+               x_title: str, yaxis: dict) -> FigureSpec:
+    """One bar a token (labels: the tokens' axis labels, in order), coloured (one colour, or one each), under an
+    escaped title."""
+    bar = {"type": "bar", "x": labels, "y": values, "marker": {"color": colour},
+           "hovertemplate": hover + "<extra></extra>"}
     return FigureSpec([bar], {
-        "title": {"text": html.escape(title, quote=False)}, "height": 300,
+        "title": {"text": html.escape(title, quote=False)}, "height": height,
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "xaxis": {"type": "category", "tickangle": tick_angle(src_tokens), "categoryorder": "array",
-                  "categoryarray": labels, "title": {"text": _("key: a Chinese character (the encoder's output)")}},
-        "yaxis": {"title": {"text": _("attention")}, "range": [0.0, 1.0]}})
+        "xaxis": {"type": "category", "tickangle": tick_angle(tokens), "categoryorder": "array",
+                  "categoryarray": labels, "title": {"text": x_title}},
+        "yaxis": yaxis})
 
 
 def next_word_spec(words, final, tempered, chosen: int | None, title: str) -> FigureSpec:

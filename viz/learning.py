@@ -36,13 +36,19 @@ def learning_curve(loss, scores, mark: int | None = None, steps: int | None = No
          "marker": {"size": 7, "color": SCORE_COLOUR},
          "hovertemplate": (score_hover or _("step %{x}<br>exact match %{y:.1%}")) + "<extra></extra>"},
     ]
-    layout = {
-        "height": 320, "margin": {"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
-        "xaxis": {"title": {"text": _("training step")}, "range": [0, last * 1.02]},
+    return _over_steps(data, 320, last, title, mark, spans, {
         "yaxis": {"title": {"text": _("loss"), "font": {"color": LOSS_COLOUR}}, "rangemode": "tozero"},
         "yaxis2": {"title": {"text": score_axis or _("exact match"), "font": {"color": SCORE_COLOUR}},
                    "overlaying": "y", "side": "right", "range": [0, 1.05], "tickformat": ".0%", "showgrid": False,
-                   "tickmode": "array", "tickvals": [0, 0.25, 0.5, 0.75, 1]},
+                   "tickmode": "array", "tickvals": [0, 0.25, 0.5, 0.75, 1]}})
+
+
+def _over_steps(data: list, height: int, last: int, title: str, mark: int | None, spans, axes: dict) -> FigureSpec:
+    """A figure whose x axis is the training step (0 to `last`), with the legend below, the title at the top, the
+    step `mark` and the `spans` drawn, and its own y `axes`."""
+    layout = {
+        "height": height, "margin": {"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
+        "xaxis": {"title": {"text": _("training step")}, "range": [0, last * 1.02]}, **axes,
         "legend": {"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"}, "showlegend": True,
         "hovermode": "closest",
     }
@@ -101,15 +107,5 @@ def head_scores(steps, accuracy, induction, previous, names, mark: int | None = 
                  "y": np.asarray(accuracy, dtype=np.float32), "line": {"color": SCORE_COLOUR, "width": 4},
                  "marker": {"size": 5, "color": SCORE_COLOUR},
                  "hovertemplate": _("step %{x}<br>copy accuracy %{y:.1%}") + "<extra></extra>"})
-    layout = {
-        "height": 480, "margin": {"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
-        "xaxis": {"title": {"text": _("training step")}, "range": [0, max(int(steps.max(initial=0)), mark or 0, 1)
-                                                                    * 1.02]},
-        "yaxis": {"title": {"text": _("score")}, "range": [0, 1.05], "tickvals": [0, 0.25, 0.5, 0.75, 1]},
-        "legend": {"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"}, "showlegend": True,
-        "hovermode": "closest",
-    }
-    if title:
-        layout["title"] = {"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}}
-    _marked(layout, mark, spans)
-    return FigureSpec(data, layout)
+    return _over_steps(data, 480, max(int(steps.max(initial=0)), mark or 0, 1), title, mark, spans, {
+        "yaxis": {"title": {"text": _("score")}, "range": [0, 1.05], "tickvals": [0, 0.25, 0.5, 0.75, 1]}})

@@ -8,7 +8,7 @@ from safetensors.torch import load_file
 from training import train
 from training.progress import LATEST, read_latest
 
-SMOKE = ["--smoke", "--seed", "4"]
+SMOKE = ["--smoke", "--seed", "4", "--threads", "1"]  # one thread: see tests/training/conftest.py
 
 
 @pytest.fixture(scope="module")

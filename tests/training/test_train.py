@@ -2,49 +2,40 @@
 weights translate sentences they never saw."""
 import json
 
-import pytest
 import torch
 from safetensors.torch import load_file
 
 from model.translator import SHIPPED, Translator, load_shipped
 from model.translator.decoding import batch_of, generate, words_of
 from model.translator.vocabulary import same_translation
+from tests.training.conftest import learned, same_weights, smoke_run
 from training import toy_language, train
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    assert train.main(["--smoke", "--out", str(out), "--seed", "3"]) == 0
-    return out
-
-
-def test_a_smoke_run_learns_and_writes_weights_vocabularies_metrics_and_snapshots(smoke):
-    metrics = json.loads((smoke / train.METRICS).read_text())
-    loss = metrics["loss"]
-    assert metrics["steps"] == len(loss) == 60
-    assert sum(loss[-10:]) / 10 < 0.85 * sum(loss[:10]) / 10  # it learns
+def test_a_smoke_run_learns_and_writes_weights_vocabularies_metrics_and_snapshots(translator_smoke):
+    metrics = json.loads((translator_smoke / train.METRICS).read_text())
+    learned(metrics, 60, 10, 0.85)
     assert 0 <= metrics["test"]["exact_match"] <= 1 and metrics["test"]["sentences"] == 100
     assert sum(k["total"] for k in metrics["test"]["errors_by_kind"].values()) == 100
-    model = Translator.from_directory(smoke)
+    model = Translator.from_directory(translator_smoke)
     assert model.config.d_model == 32
-    snapshots = load_file(smoke / train.SNAPSHOTS)
+    snapshots = load_file(translator_smoke / train.SNAPSHOTS)
     steps = sorted({int(k.split(".")[0].removeprefix("step")) for k in snapshots})
     assert steps == [s["step"] for s in metrics["snapshots"]] == [0, 25, 50, 60]
     assert all(t.dtype == torch.float16 for t in snapshots.values())
     last = {k.split(".", 1)[1]: v for k, v in snapshots.items() if k.startswith("step60.")}
     first = {k.split(".", 1)[1]: v for k, v in snapshots.items() if k.startswith("step0.")}
     assert last.keys() == model.state_dict().keys()
-    trained, untrained = Translator.from_directory(smoke, weights=last), Translator.from_directory(smoke, weights=first)
+    trained = Translator.from_directory(translator_smoke, weights=last)
+    untrained = Translator.from_directory(translator_smoke, weights=first)
     for name, tensor in model.state_dict().items():  # the last snapshot is the written model, in float16
         torch.testing.assert_close(trained.state_dict()[name], tensor, atol=2e-3, rtol=1e-3)
     assert not torch.equal(untrained.generator.weight, trained.generator.weight)
 
 
-def test_the_same_seed_trains_the_same_model(smoke, tmp_path):
-    assert train.main(["--smoke", "--out", str(tmp_path), "--seed", "3"]) == 0
-    again, first = load_file(tmp_path / "model.safetensors"), load_file(smoke / "model.safetensors")
-    assert all(torch.equal(again[k], first[k]) for k in first)
+def test_the_same_seed_trains_the_same_model(translator_smoke, tmp_path):
+    smoke_run(train, tmp_path)
+    same_weights(tmp_path, translator_smoke)
 
 
 def test_the_shipped_weights_translate_held_out_sentences_they_never_saw():

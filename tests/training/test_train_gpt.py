@@ -12,31 +12,23 @@ from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, WORDS, load, showcase_head
 from model.gpt.vocabulary import SEPARATOR_ID
 from model.heads import parse_heads
+from tests.training.conftest import learned, same_weights, smoke_run
 from training import gpt_data, train_gpt
 from training.progress import read_latest
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gpt-smoke")
-    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3"]) == 0
-    return out
-
-
-def test_a_smoke_run_learns_and_writes_weights_words_metrics_and_snapshots(smoke):
-    metrics = json.loads((smoke / METRICS).read_text())
-    loss = metrics["loss"]
-    assert metrics["steps"] == len(loss) == 40
-    assert sum(loss[-5:]) / 5 < 0.95 * sum(loss[:5]) / 5  # it learns (half its contexts are random words)
+def test_a_smoke_run_learns_and_writes_weights_words_metrics_and_snapshots(gpt_smoke):
+    metrics = json.loads((gpt_smoke / METRICS).read_text())
+    learned(metrics, 40, 5, 0.95)  # (half its contexts are random words)
     evaluations = metrics["evaluations"]
     assert [e["step"] for e in evaluations] == [0, 10, 20, 30, 40]
     assert evaluations[-1]["held_out_loss"] < evaluations[0]["held_out_loss"]
     for e in evaluations:  # every head's scores at every evaluation
         assert len(e["induction"]) == len(e["previous_token"]) == 2 and len(e["induction"][0]) == 4
         assert 0 <= e["copy_accuracy"] <= 1
-    model, vocabulary = load(smoke)
-    assert vocabulary is not None and len(vocabulary) == 73 and (smoke / WORDS).is_file()
-    snapshots = load_file(smoke / SNAPSHOTS)
+    model, vocabulary = load(gpt_smoke)
+    assert vocabulary is not None and len(vocabulary) == 73 and (gpt_smoke / WORDS).is_file()
+    snapshots = load_file(gpt_smoke / SNAPSHOTS)
     steps = sorted({int(k.split("/")[0]) for k in snapshots})
     assert steps == metrics["snapshot_steps"] and steps[0] == 0 and steps[-1] == 40
     assert all(t.dtype == torch.float16 for t in snapshots.values())
@@ -48,10 +40,9 @@ def test_a_smoke_run_learns_and_writes_weights_words_metrics_and_snapshots(smoke
     assert {"none", "0.0", "1.3", "1.0+1.1", "0.2+0.3"} <= ablated and len(ablated) == 1 + 8 + 12
 
 
-def test_the_same_seed_trains_the_same_weights(smoke, tmp_path):
-    assert train_gpt.main(["--smoke", "--out", str(tmp_path), "--seed", "3", "--no-snapshots"]) == 0
-    again, first = load_file(tmp_path / "model.safetensors"), load_file(smoke / "model.safetensors")
-    assert again.keys() == first.keys() and all(torch.equal(again[k], first[k]) for k in first)
+def test_the_same_seed_trains_the_same_weights(gpt_smoke, tmp_path):
+    smoke_run(train_gpt, tmp_path, "--no-snapshots")
+    same_weights(tmp_path, gpt_smoke)
 
 
 def test_contexts_are_sentences_from_their_start_or_a_sequence_written_twice():
@@ -129,10 +120,9 @@ def test_the_docs_figures_come_from_the_shipped_metrics_file():
     assert train_gpt.readme_figures(metrics) in docs
 
 
-def test_a_watched_run_writes_its_progress_and_trains_the_same_weights(smoke, tmp_path):
+def test_a_watched_run_writes_its_progress_and_trains_the_same_weights(gpt_smoke, tmp_path):
     out = tmp_path / "watched"
-    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3", "--no-snapshots", "--progress",
-                           str(tmp_path / "progress.jsonl"), "--weights-every", "20"]) == 0
+    smoke_run(train_gpt, out, "--no-snapshots", "--progress", str(tmp_path / "progress.jsonl"), "--weights-every", "20")
     lines = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
     kinds = [line["kind"] for line in lines]
     assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("step") == 40
@@ -142,14 +132,12 @@ def test_a_watched_run_writes_its_progress_and_trains_the_same_weights(smoke, tm
     metrics = json.loads((out / METRICS).read_text())["evaluations"]
     assert [(e["exact_match"], e["induction"], e["previous_token"]) for e in evaluations] == [
         (m["copy_accuracy"], m["induction"], m["previous_token"]) for m in metrics]  # every head's scores, streamed
-    again, first = load_file(out / "model.safetensors"), load_file(smoke / "model.safetensors")
-    assert all(torch.equal(again[k], first[k]) for k in first)
+    same_weights(out, gpt_smoke)
 
 
 def test_a_watched_run_writes_its_trained_weights_last_whatever_its_weights_every(tmp_path):
     out = tmp_path / "watched"
-    assert train_gpt.main(["--smoke", "--out", str(out), "--seed", "3", "--no-snapshots", "--progress",
-                           str(tmp_path / "progress.jsonl"), "--weights-every", "15"]) == 0
+    smoke_run(train_gpt, out, "--no-snapshots", "--progress", str(tmp_path / "progress.jsonl"), "--weights-every", "15")
     lines = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
     assert [line["step"] for line in lines if line["kind"] == "weights"] == [0, 15, 30, 40]
     step, weights = read_latest(tmp_path)
