@@ -49,10 +49,11 @@ WATCH = 2.0  # s between the other watchers' polls (views.translate.live.WATCH_S
 # ---------------------------------------------------------------- wall time
 def wall_time(runs: int) -> list[dict]:
     from runtime.live_training import FINISHED, RUNNING, LiveTraining
+    from training.live import Settings
 
     found = []
     for run_index in range(runs):
-        live = LiveTraining()
+        live = LiveTraining(Settings())
         start = time.perf_counter()
         live.start(seed=0, owner="bench")
         pid, peak, cpu = live._proc.pid, 0, 0.0

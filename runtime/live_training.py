@@ -1,6 +1,6 @@
-"""One live training at a time per server process, of either kind: the Translate page's "Train it live" starts
-`python -m training.train`, the Language model page's `python -m training.train_gpt` (runtime/live_recipes.py: what
-each trains), in a process of its own; this reads its progress (training/progress.py) and stops it.
+"""One live training at a time per server process, of whatever recipe a page gives (training/live.py: the Translate
+page's runs `python -m training.train`, the Language model page's `python -m training.train_gpt`), in a process of its
+own; this reads its progress (training/progress.py) and stops it.
 
 Why a process: training in the Streamlit server would hold its GIL and its cores; a child at one torch thread and
 a lower priority (nice) leaves the server's CPU to the students' pages (bench/live_training.py measures it). Why one
@@ -25,10 +25,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from locales import N_, _
-from runtime.live_recipes import PROGRESS, Settings
-from training.progress import read_latest
+from training.progress import PROGRESS, read_latest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNING, FINISHED, STOPPED, FAILED = "running", "finished", "stopped", "failed"
@@ -61,7 +61,8 @@ class LiveRun:
     owner: str = field(default="", repr=False)  # the session that started it
     why_message: str = ""  # why, as a catalog message (STOPPED_BY_OWNER...): runs are shared by every language
     why_fields: tuple = ()  # its str.format fields, (name, value) pairs
-    kind: str = ""  # what it trains: runtime.live_recipes.TRANSLATOR or GPT
+    kind: str = ""  # what it trains: its recipe's kind
+    title: str = ""  # its recipe's title: a catalog message naming what is trained and on which page
     measured: tuple[tuple[int, dict], ...] = ()  # (step, what else each evaluation measured: the GPT's head scores)
 
     def seconds(self, now: float | None = None) -> float:
@@ -85,11 +86,25 @@ def under_way() -> LiveRun | None:
     return run if run is not None and run.state == RUNNING else None
 
 
+class Recipe(Protocol):
+    """What a live training trains (training/live.py has the app's two): the training command, run in a process of
+    its own with --progress, and how its config and weights become a model to draw."""
+
+    kind: str  # a name of its own (LiveRun.kind)
+    title: str  # what a page says is being trained (a catalog message)
+    steps: int
+    max_seconds: float  # a run still going by then is stopped
+
+    def command(self, out: Path, seed: int) -> list[str]: ...
+
+    def model(self, config: dict, weights: dict): ...
+
+
 class LiveTraining:
     """A page's live training (its settings say what it trains): its runs, one at a time in the whole process, and
     its last run's record."""
 
-    def __init__(self, settings: Settings = Settings(), temp_root: str | None = None):
+    def __init__(self, settings: Recipe, temp_root: str | None = None):
         self.settings, self.temp_root = settings, temp_root
         self._lock = threading.Lock()
         self._run: LiveRun | None = None
@@ -124,7 +139,7 @@ class LiveTraining:
             finally:
                 log.close()
             self._run = LiveRun(self._started, seed, time.time(), RUNNING, self.settings.steps, owner=owner,
-                                kind=self.settings.kind)
+                                kind=self.settings.kind, title=self.settings.title)
             _holder = self
             self._watcher = threading.Thread(target=self._watch, args=(self._proc,), name="attnviz-live", daemon=True)
             self._watcher.start()

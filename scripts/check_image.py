@@ -7,7 +7,7 @@ mounts this file and harness/ read-only at check time; .dockerignore keeps both 
                                              by design, its stops' links instead. Then every CSV and .npz download
                                              those pages offered is made and parsed.
     python /check/check_image.py live        both live trainings (the Translate page's and the Language model
-                                             page's: runtime/live_training.py running runtime/live_recipes.py's
+                                             page's: runtime/live_training.py running training/live.py's
                                              commands, as the pages do) run to their end, after the process has
                                              loaded what the pages load; ATTNVIZ_LIVE_STEPS and
                                              ATTNVIZ_LIVE_GPT_STEPS shorten them.
@@ -114,8 +114,8 @@ def check_downloads(offered: dict) -> None:
 
 
 def live() -> None:
-    from runtime.live_recipes import GPTSettings, Settings, live_gpt_steps, live_steps  # noqa: PLC0415 - after pages
     from runtime.live_training import FINISHED, RUNNING, LiveTraining  # noqa: PLC0415 - idem
+    from training.live import GPTSettings, Settings, live_gpt_steps, live_steps  # noqa: PLC0415 - after pages
 
     for settings in (Settings(steps=live_steps()), GPTSettings(steps=live_gpt_steps())):
         if not settings.steps:

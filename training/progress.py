@@ -23,6 +23,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+PROGRESS = "progress.jsonl"  # what a watched run writes beside its weights (the file given to --progress)
 LATEST = "latest.safetensors"  # the weights after the step its metadata names, replaced as training goes
 WEIGHTS_STEP = "step"  # the metadata key of LATEST that holds its step
 

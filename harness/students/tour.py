@@ -36,7 +36,7 @@ TEXTS = {"heatmap": "text", "translate": "src"}  # the pages a student types a s
 NEXT_CLICKS = 3  # presses of the decoding's Next button on a page that has one
 RESEARCH = ("rollout", "atlas")  # opened at the end on the student's own sentence
 LIVE_PART, LIVE_START = "Train it live", "live_start"  # the part's label in the ?part= control; the start button
-LIVE_LIMIT = 600.0  # s: the most a student watches a live run (runtime.live_recipes: a run's own limit is 300-600)
+LIVE_LIMIT = 600.0  # s: the most a student watches a live run (training.live: a run's own limit is 300-600)
 NO_CHART = ("tour/open", "live part", "live start", "live poll")  # steps whose page need not show a chart
 
 

@@ -14,10 +14,10 @@ import streamlit as st
 from locales import _
 from model.gpt.snapshots import JUMP, jump_steps
 from runtime.budget import Kind
-from runtime.live_recipes import GPT_STEPS_ENV, GPTSettings, live_gpt_steps
-from runtime.live_training import RUNNING, LiveTraining
+from runtime.live_training import RUNNING
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
+from training.live import GPT_STEPS_ENV, GPTSettings, live_gpt_steps
 from views.language_model.induction import probe_of, read_circuit
 from views.language_model.learning import PROBE_SEED, curve, heads_off_caption, induction_map, scores, spans
 from views.language_model.page import LanguageModel
@@ -30,12 +30,7 @@ from views.widgets.live import START, controls, newest_model, poll_every, run_ke
 @st.cache_resource(show_spinner=False)
 def _manager():
     """The page's LiveTraining; None when ATTNVIZ_LIVE_GPT_STEPS is 0 (live training off)."""
-    steps = live_gpt_steps()
-    return LiveTraining(GPTSettings(steps=steps)) if steps else None
-
-
-def manager():
-    return widgets.manager(_manager)
+    return widgets.training(GPTSettings, live_gpt_steps())
 
 
 def circuit_now(live, run, lm: LanguageModel):
@@ -84,7 +79,7 @@ def status(run) -> None:
 
 def watch(lm: LanguageModel, polling: bool) -> None:
     """The run's progress and its model's induction head now; while `polling`, rerun every few seconds."""
-    live = manager()
+    live = widgets.manager(_manager)
     run = live.current()
     if starting(run, polling):
         return
@@ -114,7 +109,7 @@ def section(lm: LanguageModel) -> None:
     if not lm.toy:
         st.info(_("Only the toy GPT can be trained live here: pick it in the sidebar."), icon=":material/info:")
         return
-    live = manager()
+    live = widgets.manager(_manager)
     if live is None:
         st.info(_("Live training of the toy GPT is switched off on this server ({variable}=0). *Watch it learn* shows "
                   "the shipped model's training instead.").format(variable=GPT_STEPS_ENV), icon=":material/info:")

@@ -11,10 +11,10 @@ import streamlit as st
 
 from locales import _
 from runtime.budget import Kind
-from runtime.live_recipes import Settings, live_steps
-from runtime.live_training import RUNNING, LiveTraining
+from runtime.live_training import RUNNING
 from runtime.memory import budget
 from runtime.model_thread import on_model_thread
+from training.live import Settings, live_steps
 from views.shell.errors import or_stop
 from views.translate.learning import curve, map_pickers, show_written, when, written_by
 from views.translate.page import Translate
@@ -25,12 +25,7 @@ from views.widgets.live import controls, newest_model, poll_every, run_key, star
 @st.cache_resource(show_spinner=False)
 def _manager():
     """The page's LiveTraining; None when ATTNVIZ_LIVE_STEPS is 0 (live training off)."""
-    steps = live_steps()
-    return LiveTraining(Settings(steps=steps)) if steps else None
-
-
-def manager():
-    return widgets.manager(_manager)
+    return widgets.training(Settings, live_steps())
 
 
 def written_now(live, run, t: Translate):
@@ -58,7 +53,7 @@ def status(run) -> None:
 
 def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> None:
     """The run's progress and its model's translation now; while `polling`, rerun every POLL_SECONDS."""
-    live = manager()
+    live = widgets.manager(_manager)
     run = live.current()
     if starting(run, polling):
         return
@@ -72,7 +67,7 @@ def watch(t: Translate, layer: int, head: int, mean: bool, polling: bool) -> Non
 
 
 def section(t: Translate) -> None:
-    live = manager()
+    live = widgets.manager(_manager)
     if live is None:
         st.info(_("Live training is switched off on this server (ATTNVIZ_LIVE_STEPS=0). *Watch it learn* shows the "
                   "shipped model's training instead."), icon=":material/info:")

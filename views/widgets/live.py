@@ -16,9 +16,9 @@ import streamlit as st
 from locales import N_, _
 from model.loading.footprint import module_bytes
 from runtime.budget import Kind
-from runtime.live_recipes import GPT, TRANSLATOR, BadSetting
-from runtime.live_training import FAILED, FINISHED, RUNNING, STOPPED, AlreadyRunning, under_way
+from runtime.live_training import FAILED, FINISHED, RUNNING, STOPPED, AlreadyRunning, LiveTraining, under_way
 from runtime.memory import budget
+from training.live import BadSetting
 from views.shell.markdown import code
 
 OWNER = "_live_owner"  # session state: this session's token, to know the run it started
@@ -28,7 +28,11 @@ MAX_SEED = 999
 POLL_SECONDS = 1.0  # the page of the session that started the run (the lecturer's, on the projector)
 WATCH_SECONDS = 2.0  # everyone else's: a class watching on its laptops costs the server half as much
 START = N_("Train a new model live")
-KINDS = {TRANSLATOR: N_("The translator (Translate page)"), GPT: N_("The toy GPT (Language model page)")}
+
+
+def training(recipe, steps: int) -> LiveTraining | None:
+    """A page's LiveTraining of `steps` steps of a recipe (training/live.py); None when steps is 0 (off)."""
+    return LiveTraining(recipe(steps=steps)) if steps else None
 
 
 def manager(cached):
@@ -93,7 +97,7 @@ def controls(live):
         st.info(_("Not started: {other} is being trained live on this server, started {ago} ago. One live training "
                   "runs at a time per server, so that it stays quick for everyone: start yours once that one has "
                   "ended (it stops by itself within {steps} steps).").format(
-            other=_(KINDS.get(other.kind, START)), ago=ago(other.seconds()), steps=other.steps),
+            other=_(other.title or START), ago=ago(other.seconds()), steps=other.steps),
             icon=":material/hourglass_top:")
     if running and run.owner == owner():
         right.button(_("Stop it"), key="live_stop", icon=":material/stop_circle:", on_click=_stop, args=(live,))
@@ -103,7 +107,7 @@ def controls(live):
     elif other is not None and refused is None:
         right.caption(_("{other} is being trained live on this server now (started {ago} ago): one live training runs "
                         "at a time, so a new one can start once it has ended.").format(
-            other=_(KINDS.get(other.kind, START)), ago=ago(other.seconds())))
+            other=_(other.title or START), ago=ago(other.seconds())))
     return run
 
 

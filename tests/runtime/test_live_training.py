@@ -12,16 +12,6 @@ import pytest
 
 from model.gpt.toy import SHIPPED as GPT_SHIPPED
 from model.translator import SHIPPED
-from runtime.live_recipes import (
-    GPT,
-    TRANSLATOR,
-    GPTSettings,
-    Settings,
-    live_gpt,
-    live_gpt_steps,
-    live_steps,
-    live_translator,
-)
 from runtime.live_training import (
     FAILED,
     FINISHED,
@@ -30,6 +20,16 @@ from runtime.live_training import (
     AlreadyRunning,
     LiveTraining,
     under_way,
+)
+from training.live import (
+    GPT,
+    TRANSLATOR,
+    GPTSettings,
+    Settings,
+    live_gpt,
+    live_gpt_steps,
+    live_steps,
+    live_translator,
 )
 
 TINY = Settings(steps=20, validation=10, eval_every=10, weights_every=5, test=10, nice=0, max_seconds=240)
@@ -144,7 +144,8 @@ def test_a_training_whose_server_has_gone_stops_and_removes_its_files(temp_root)
     """The server killed (no atexit): the training process sees its parent gone at its next step and cleans up."""
     server = textwrap.dedent(f"""
         import os, sys, time
-        from runtime.live_training import LiveTraining, Settings
+        from runtime.live_training import LiveTraining
+        from training.live import Settings
         live = LiveTraining(Settings(steps=5000, nice=0), temp_root={str(temp_root)!r})
         live.start(seed=0, owner="x")
         print(live._proc.pid, flush=True)

@@ -1,5 +1,5 @@
-"""What a live training trains (runtime/live_training.py runs it): the translator (`python -m training.train`, the
-Translate page) or the toy GPT (`python -m training.train_gpt`, the Language model page), each bounded in steps by
+"""What a live training trains, the recipes runtime/live_training.py runs: the translator (`python -m training.train`,
+the Translate page) or the toy GPT (`python -m training.train_gpt`, the Language model page), each bounded in steps by
 a variable of the server's environment, and how a run's config and weights become a model to draw.
 
 ATTNVIZ_LIVE_STEPS: the most steps a live translator trains (default 600; training also stops at the first
@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from locales import N_
 from model.gpt.snapshots import from_weights
 from model.translator import Translator, TranslatorConfig
+from training.progress import PROGRESS
 from training.train import vocabularies
 
 STEPS_ENV, DEFAULT_STEPS, MAX_STEPS = "ATTNVIZ_LIVE_STEPS", 600, 5000
 GPT_STEPS_ENV, GPT_DEFAULT_STEPS, GPT_MAX_STEPS = "ATTNVIZ_LIVE_GPT_STEPS", 3500, 10_000
-PROGRESS = "progress.jsonl"
 TRANSLATOR, GPT = "translator", "gpt"  # LiveRun.kind
 
 
@@ -62,6 +63,7 @@ class Settings:
     often on fewer held-out sentences, so that the accuracy curve moves while one watches."""
 
     kind: ClassVar[str] = TRANSLATOR
+    title: ClassVar[str] = N_("The translator (Translate page)")  # what a page says is being trained (a message)
     steps: int = DEFAULT_STEPS
     validation: int = 200  # held-out sentences of each evaluation; training stops when all are right
     eval_every: int = 25
@@ -86,6 +88,7 @@ class GPTSettings:
     evaluation for the page's map of the induction head."""
 
     kind: ClassVar[str] = GPT
+    title: ClassVar[str] = N_("The toy GPT (Language model page)")
     steps: int = GPT_DEFAULT_STEPS
     eval_every: int = 50
     weights_every: int = 100
