@@ -1,7 +1,7 @@
 """The toy GPT: which heads carry copying (ablation), and how fast its command line reads a file and writes.
 
 - ablation: copy accuracy on the held-out repeat probes and the loss on held-out single sentences, with nothing,
-  every single head, and every pair of heads of one layer switched off (model.gpt.ablation), and the circuit read
+  every single head, and every pair of heads of one layer switched off (model.causal.ablation), and the circuit read
   from them (the smallest set per layer whose loss breaks copying, the cheapest for the sentences).
 - `python -m model.gpt --file F --predict` and `--score` on 2,000 held-out sentences, timed as a user runs them
   (the process start and the model's loading included), and the model's part alone.
@@ -23,9 +23,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
-from model.gpt.ablation import BROKEN, ablations, circuit  # noqa: E402
-from model.gpt.decoding import generate, logits_of  # noqa: E402
-from model.gpt.probes import PROBE_SEED, PROBES, repeat_probes  # noqa: E402
+from model.causal.ablation import BROKEN, ablations, circuit  # noqa: E402
+from model.causal.decoding import generate, logits_of  # noqa: E402
+from model.causal.probes import PROBE_SEED, PROBES, repeat_probes  # noqa: E402
 from model.gpt.toy import load  # noqa: E402
 from training import gpt_data, train_gpt  # noqa: E402
 

@@ -26,8 +26,8 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from harness.record import run  # noqa: E402
-from model.gpt.ablation import mean_nll  # noqa: E402
-from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, repeat_probes  # noqa: E402
+from model.causal.ablation import mean_nll  # noqa: E402
+from model.causal.probes import PROBE_SEED, PROBES, copy_accuracy, repeat_probes  # noqa: E402
 from model.gpt.toy import METRICS, SHIPPED  # noqa: E402
 from training import gpt_data, train_gpt  # noqa: E402
 

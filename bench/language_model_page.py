@@ -5,7 +5,7 @@ move, and the bytes a browser receives.
    slider, and the Next button), a layer change, a head change, and a snapshot move on "Watch it learn", each timed
    inside Streamlit's ScriptRunner (AppTest's own polling not counted); the first run of a new prompt (the whole page:
    the writing computed and drawn), greedy and sampled; the reference in the same run: the writing alone, by
-   model.gpt.decoding.generate. A step, layer or head change only reads the writing computed once.
+   model.causal.decoding.generate. A step, layer or head change only reads the writing computed once.
 2. browser: websocket bytes Chromium receives when it opens the page, per part, for the default prompt, against the
    Translate page's step part (three charts too).
 
@@ -28,7 +28,7 @@ def server_side(moves: int) -> None:
     import torch
 
     from harness import apptest
-    from model.gpt.decoding import generate
+    from model.causal.decoding import generate
     from model.gpt.snapshots import snapshot_steps
     from model.gpt.toy import load
     from model.sampling import Sampling
@@ -46,7 +46,7 @@ def server_side(moves: int) -> None:
     prompt = torch.tensor(vocabulary.ids(PROMPTS[0].split()))
     reference = alone({"greedy, 10 words": lambda: generate(model, prompt, 10),
                        "sampling, 10 words": lambda: generate(model, prompt, 10, Sampling(1.5))})
-    report(moves, times, first, reference, typed="a new prompt typed", reference_name="model.gpt.decoding.generate",
+    report(moves, times, first, reference, typed="a new prompt typed", reference_name="model.causal.decoding.generate",
            budgets={"snapshot move (warm)": 100})
 
 

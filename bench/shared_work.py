@@ -69,7 +69,7 @@ def items():
     from runtime.runs import shared_run
     from views.language_model import heads as lm_heads
     from views.language_model import learning as lm_learning
-    from views.language_model.page import LanguageModel, reader_of
+    from views.language_model.page import LanguageModel
     from views.pages import atlas, rollout
     from views.shell.tour_stops import STOPS
     from views.translate import heads as translate_heads
@@ -78,7 +78,7 @@ def items():
     preset = shared_run(Choice(params["model"]), params["text"])
     translator = loaded_translator().translator
     gpt = loaded_model(Choice(SourceKey.GPT))
-    reader = reader_of(gpt)
+    reader = gpt.reader
     prompt = "the teacher saw two red birds at school . the teacher saw"
     read = reader.read(prompt)
     lm = LanguageModel(Choice(SourceKey.GPT), gpt, reader, prompt, tuple(read.ids), tuple(read.tokens), 8, ())

@@ -10,8 +10,8 @@ that copying from context pays. Batches of 32 (more steps in the time), Adam at 
 linearly to a tenth from step 3,800 to the last, 5,000: the same seed and threads train the same weights.
 
 Every --eval-every steps: the loss on held-out toy sentences, each read alone (words 2..n); the copy accuracy on
-held-out repeat probes; every head's induction and previous-token score (model.gpt.probes). After training, every head
-and every pair of heads of one layer switched off (model.gpt.ablation).
+held-out repeat probes; every head's induction and previous-token score (model.causal.probes). After training, every
+head and every pair of heads of one layer switched off (model.causal.ablation).
 
 Writes to --out: config.json + model.safetensors (a Hugging Face GPT-2 directory), words.json, metrics.json, and
 snapshots.safetensors: float16 weights at steps chosen from the evaluations, before, inside and after the jump.
@@ -23,9 +23,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from model.causal.ablation import ablations, circuit, sentence_loss
+from model.causal.probes import (
+    PROBE_SEED,
+    PROBES,
+    copy_accuracy,
+    induction_scores,
+    previous_token_scores,
+    repeat_probes,
+)
 from model.gpt import GPT, GPTConfig
-from model.gpt.ablation import ablations, circuit, sentence_loss
-from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.snapshots import JUMP, jump_steps
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, save
 from training import gpt_data, loop

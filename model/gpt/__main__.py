@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from model.gpt.decoding import generate, logits_of, next_word
+from model.causal.decoding import generate, logits_of, next_word
 from model.gpt.model import BLOCKS
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load

@@ -12,6 +12,7 @@ torch.nn has it); model.gpt.checkpoint turns GPT-2's (Conv1D, packed c_attn) int
 """
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
@@ -49,6 +50,8 @@ class GPTOutput:
 class GPT(nn.Module):
     """Token + learned position embeddings, Pre-LN blocks with causal self-attention, a final LayerNorm, the output
     tied to the token embedding."""
+
+    head_blocks: ClassVar[tuple[Attention, ...]] = BLOCKS  # the attention blocks its heads are in (model.heads)
 
     def __init__(self, config: GPTConfig, special_tokens: SpecialTokens | None = None):
         super().__init__()
@@ -158,6 +161,10 @@ class GPT(nn.Module):
     def lm_logits(self, hidden: Tensor) -> Tensor:
         """(B, T, E) after the final LayerNorm -> (B, T, V): the tied output, h W_te^T."""
         return hidden @ self.wte.weight.T
+
+    def read_out(self, hidden: Tensor) -> Tensor:
+        """A block's output (..., E) -> next-word logits (..., V): the final LayerNorm, then the tied output."""
+        return self.lm_logits(self.ln_f(hidden))
 
     def stack_output(self, x: Tensor) -> Tensor:
         """The last block's output (B, T, E) after the final LayerNorm."""

@@ -57,9 +57,14 @@ class LoadedGPT:
     def modules(self) -> GPT:
         return self.model
 
+    @property
+    def reader(self) -> WordReader:
+        """Text <-> ids: a token per word."""
+        return WordReader(self.vocabulary)
+
     def encode(self, text: str) -> Encoded:
         """A toy English text as model.loading.sources.Encoded: a token per word, cut to the model's positions."""
-        read, most = WordReader(self.vocabulary).read(text), self.model.max_positions  # an unseen word shows as <unk>
+        read, most = self.reader.read(text), self.model.max_positions  # an unseen word shows as <unk>
         return Encoded(torch.tensor([read.ids[:most]], dtype=torch.long), read.tokens[:most], len(read.ids) > most,
                        len(read.ids), read.unknown)
 

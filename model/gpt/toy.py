@@ -10,11 +10,11 @@ import torch
 from safetensors.torch import save_file
 from torch import Tensor
 
+from model.causal.probes import text_induction_scores
 from model.facts import SpecialTokens
 from model.gpt.checkpoint import hf_name, our_name, read_config
 from model.gpt.config import GPTConfig
 from model.gpt.model import GPT
-from model.gpt.probes import text_induction_scores
 from model.gpt.vocabulary import SEPARATOR, SEPARATOR_ID, UNK, UNK_ID, WordVocabulary
 from model.loading.checkpoint import CONFIG, SAFETENSORS
 
@@ -89,7 +89,7 @@ def induction_head(directory: Path = SHIPPED) -> tuple[int, int]:
 @functools.lru_cache(maxsize=4)
 def showcase_head(directory: Path = SHIPPED) -> tuple[int, int]:
     """(layer, head) the pages open at on SHOWCASE_TEXT: of the heads after layer 0, the one with the highest
-    induction score on that text (model.gpt.probes.text_induction_scores; where several heads share the copying, the
+    induction score on that text (model.causal.probes.text_induction_scores; where several heads share the copying, the
     best on random probes need not show best on a sentence written twice); induction_head() when the model cannot be
     read."""
     try:

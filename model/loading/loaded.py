@@ -8,6 +8,7 @@ from typing import Protocol
 import torch
 from torch import nn
 
+from model.causal.reading import TokenizerReader
 from model.facts import ModelFacts, SpecialTokens
 from model.loading.source_types import Encoded, ModelSource
 
@@ -38,6 +39,11 @@ class WithTokenizer:
 
     model: nn.Module
     tokenizer: Tokenizer
+
+    @property
+    def reader(self) -> TokenizerReader:
+        """Text <-> ids and back, by the tokenizer (what a causal LM's writing reads and writes with)."""
+        return TokenizerReader(self.tokenizer)
 
     def encode(self, text: str) -> Encoded:
         """Tokenise a text, cutting it to the model's maximum positions."""

@@ -6,9 +6,16 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.gpt.ablation import probe_accuracy, sentence_loss
+from model.causal.ablation import probe_accuracy, sentence_loss
+from model.causal.probes import (
+    PROBE_SEED,
+    PROBES,
+    copy_accuracy,
+    induction_scores,
+    previous_token_scores,
+    repeat_probes,
+)
 from model.gpt.model import BLOCKS
-from model.gpt.probes import PROBE_SEED, PROBES, copy_accuracy, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, WORDS, load, showcase_head
 from model.gpt.vocabulary import SEPARATOR_ID
 from model.heads import parse_heads

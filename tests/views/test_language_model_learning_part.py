@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from harness import apptest
 from harness.apptest import figures, link_value, plotly_array
-from model.gpt.probes import PROBE_LENGTH, repeat_probes
+from model.causal.probes import PROBE_LENGTH, repeat_probes
 from model.gpt.snapshots import at_snapshot, snapshot_steps, training_record
 from model.gpt.toy import METRICS, SHIPPED, induction_head, load
 from runtime import memory

@@ -11,10 +11,10 @@ import torch
 
 from harness import apptest
 from harness.apptest import figures, link_value, plotly_array
-from model.gpt.ablation import Ablated, probe_accuracy, sentence_loss
-from model.gpt.decoding import generate, logits_of
+from model.causal.ablation import Ablated, probe_accuracy, sentence_loss
+from model.causal.decoding import generate, logits_of
+from model.causal.probes import PROBE_LENGTH, PROBE_SEED, PROBES, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.model import BLOCKS
-from model.gpt.probes import PROBE_LENGTH, PROBE_SEED, PROBES, induction_scores, previous_token_scores, repeat_probes
 from model.gpt.toy import METRICS, SHIPPED, load
 from model.heads import parse_heads
 from model.sampling import Sampling

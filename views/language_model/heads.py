@@ -1,6 +1,6 @@
 """Switch heads off: what the heads switched off in the sidebar (?off=) change. The copy accuracy on held-out repeat
 probes and the loss on held-out single toy sentences, with and without them; the prompt's writing with and without
-them; and a table of every single head switched off, computed once per process (model.gpt.ablation: a head's context
+them; and a table of every single head switched off, computed once per process (model.causal.ablation: a head's context
 zeroed before W_O)."""
 import functools
 import time
@@ -10,8 +10,8 @@ import streamlit as st
 import torch
 
 from locales import _, ngettext
-from model.gpt.ablation import Ablated, probe_accuracy, sentence_loss
-from model.gpt.probes import PROBE_SEED, PROBES, repeat_probes
+from model.causal.ablation import Ablated, probe_accuracy, sentence_loss
+from model.causal.probes import PROBE_SEED, PROBES, repeat_probes
 from runtime.budget import Kind
 from runtime.memory import budget, shared_wait
 from runtime.model_thread import on_model_thread
@@ -21,6 +21,7 @@ from views.language_model.page import LanguageModel, head_name
 from views.language_model.run import writing
 from views.shell.errors import cached, or_stop
 from views.shell.markdown import plain
+from views.widgets import heads_off as heads_off_widget
 from views.widgets.next_word import Way
 
 SENTENCES, SENTENCE_SEED = 2000, 99  # the held-out single sentences the toy GPT's training measures on
@@ -84,7 +85,7 @@ def singles(lm: LanguageModel) -> tuple[tuple[Ablated, ...], float]:
 
 
 def _switch_off(names: list[str]) -> None:
-    st.session_state["off"] = names  # the sidebar's multiselect (views.language_model.page.heads_off), ?off=
+    st.session_state[heads_off_widget.KEY] = names  # the sidebar's multiselect (views.widgets.heads_off), ?off=
 
 
 def scores(lm: LanguageModel) -> None:

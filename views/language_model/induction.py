@@ -1,6 +1,6 @@
 """Copying from context: the induction circuit on a repeat probe (random words, then the same words again; a button
 draws new ones, ?probe_seed=) or on the prompt where it repeats a word (?source=). The previous-token head and the
-induction head are found by their scores on what is shown (model.gpt.probes), never named in advance."""
+induction head are found by their scores on what is shown (model.causal.probes), never named in advance."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +9,7 @@ import torch
 
 from locales import _
 from model.analysis.head_stats import induction_pairs
-from model.gpt.probes import (
+from model.causal.probes import (
     PROBE_LENGTH,
     copy_accuracy,
     induction_scores,

@@ -12,7 +12,7 @@ read with the sidebar's heads switched off. What is drawn here (the curves, the 
 import streamlit as st
 
 from locales import _, ngettext
-from model.gpt.probes import PROBE_LENGTH
+from model.causal.probes import PROBE_LENGTH
 from model.gpt.snapshots import at_snapshot, jump_steps, plateau, snapshot_steps, training_record
 from model.gpt.source import footprint
 from runtime.budget import Kind

@@ -1,5 +1,5 @@
 """Layers (logit lens): each layer's output at each position of the prompt, read out through the final LayerNorm and
-the output tied to the token embedding, as if that layer were the last (model.gpt.logit_lens). Where does the model
+the output tied to the token embedding, as if that layer were the last (model.causal.logit_lens). Where does the model
 settle on the word it predicts? The last layer's row is the model's own distribution."""
 import io
 
@@ -8,7 +8,7 @@ import streamlit as st
 import torch
 
 from locales import _
-from model.gpt.logit_lens import logit_lens
+from model.causal.logit_lens import logit_lens
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import N_, _
+from model.causal.reading import Reader
 from model.family import Capability, Reads
-from model.gpt.reading import TokenizerReader, WordReader
 from model.loading.sources import Loaded
 from runtime.models import Choice
 from views.shell import lecture
@@ -19,6 +19,7 @@ from views.shell.frame import Page
 from views.shell.markdown import code
 from views.shell.parts import show_part
 from views.shell.reading import unknown_notice
+from views.widgets import heads_off as heads_off_widget
 from views.widgets import link_writes, notices, state
 from views.widgets.pickers import language_model_choice
 
@@ -47,7 +48,7 @@ class LanguageModel:
 
     choice: Choice
     loaded: Loaded  # a loaded language model (the toy GPT, a GPT-2 checkpoint): shared by every session
-    reader: WordReader | TokenizerReader  # text <-> ids
+    reader: Reader  # text <-> ids: the loaded model's own
     prompt: str  # as typed
     ids: tuple[int, ...]  # what the model reads: the prompt's last tokens (see read_prompt)
     tokens: tuple[str, ...]  # those tokens as shown
@@ -77,25 +78,15 @@ def intro() -> None:
             icon=":material/edit_note:")
 
 
-def reader_of(loaded):
-    """Text <-> ids for a loaded language model: the toy GPT's words, or a GPT-2 checkpoint's own tokenizer."""
-    vocabulary = getattr(loaded, "vocabulary", None)
-    return WordReader(vocabulary) if vocabulary is not None else TokenizerReader(loaded.tokenizer)
-
-
 def head_name(layer: int, head: int) -> str:
     return _("layer {layer} · head {head}").format(layer=layer, head=head)
 
 
-def heads_off(config) -> tuple[tuple[int, int], ...]:
-    """The sidebar's heads switched off, bound to ?off=1.2,0.3 (layer.head)."""
-    names = [f"{layer}.{head}" for layer in range(config.n_layer) for head in range(config.n_head)]
-    shown = {name: head_name(*name.split(".")) for name in names}.__getitem__  # translated now (see translate's)
-    chosen = state.name_list(_("Heads switched off"), "off", names, shown, container=st.sidebar,
-                             placeholder=_("none: the whole model"),
-                             help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
-                                    "before W_O); every part of the page then uses the model without it."))
-    return tuple((int(layer), int(head)) for layer, head in (name.split(".") for name in chosen))
+def heads_off(model) -> tuple[tuple[int, int], ...]:
+    """The sidebar's heads switched off, bound to ?off=1.2,0.3 (layer.head), as (layer, head) pairs."""
+    c = model.config
+    picked = heads_off_widget.chosen(model.head_blocks, c.n_layer, c.n_head, lambda h: head_name(h.layer, h.head))
+    return tuple((h.layer, h.head) for h in picked)
 
 
 def prompt_box(toy: bool) -> str:
@@ -133,13 +124,13 @@ def read_prompt(reader, prompt: str, positions: int, words: int, toy: bool) -> t
 def view(page: Page) -> None:
     choice = language_model_choice()
     loaded = page.model(choice)
-    off = heads_off(loaded.model.config)
+    off = heads_off(loaded.model)
     toy = loaded.source.can(Capability.SNAPSHOTS)
     words_of_toy_english = loaded.source.reads == Reads.TOY_ENGLISH
     with lecture.sidebar():  # in front of a class the charts come first
         prompt = prompt_box(words_of_toy_english)
         words = state.int_slider(_("Words to write"), "words", 1, MAX_WORDS, DEFAULT_WORDS)
-        reader = reader_of(loaded)
+        reader = loaded.reader
         ids, tokens = read_prompt(reader, prompt, loaded.model.max_positions, words, words_of_toy_english)
         notices.show_notices()
         parts = [p for p in PARTS if toy or p not in TOY_ONLY]

@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 from locales import _
-from model.gpt.decoding import generate
+from model.causal.decoding import generate
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.language_model.page import LanguageModel

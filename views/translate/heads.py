@@ -25,6 +25,7 @@ from training.toy_language import sample
 from views.shell.errors import cached, or_stop
 from views.shell.markdown import plain
 from views.translate.page import Translate, head_name
+from views.widgets import heads_off as heads_off_widget
 
 # (?off= set, button label): sets a lecturer switches off in one click; every head of them in ?off=
 QUICK_SETS = (("cross.1.*", N_("Cross-attention, layer 1")), ("cross.*.*", N_("All cross-attention")),
@@ -92,7 +93,7 @@ def ranking(model) -> tuple[tuple, float]:
 
 
 def _switch_off(names: list[str]) -> None:
-    st.session_state["off"] = names  # the sidebar's multiselect (views.translate.page.heads_off), bound to ?off=
+    st.session_state[heads_off_widget.KEY] = names  # the sidebar's multiselect (views.widgets.heads_off), ?off=
 
 
 def quick_buttons(t: Translate) -> None:

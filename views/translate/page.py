@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from locales import N_, _
-from model.heads import parse_head
+from model.heads import Head, head_id
 from model.translator import BLOCKS
 from model.translator.vocabulary import chinese_tokens
 from runtime.models import loaded_translator
@@ -18,6 +18,7 @@ from views.shell import lecture
 from views.shell.frame import Page
 from views.shell.parts import show_part
 from views.shell.reading import unknown_notice
+from views.widgets import heads_off as heads_off_widget
 from views.widgets import link_writes, notices, state
 from views.widgets.pickers import CHINESE_SOURCE, MAX_TEXT_CHARS
 
@@ -48,7 +49,7 @@ class Translate:
     loaded: object  # model.translator.source.LoadedTranslator: the shipped translator, shared by every session
     # model.loading.source_types.Encoded: src as the translator reads it (.input_ids (1, S), .tokens, .unknown)
     source: object
-    heads_off: tuple[tuple[str, int, int], ...]  # ("cross", 1, 3)...: switched off in the sidebar
+    heads_off: tuple[Head, ...]  # Head("cross", 1, 3)...: switched off in the sidebar
     reference: str | None  # the correct English when src is a sentence of the toy language, else None
     held_out: bool  # src is a sentence of the held-out split: the translator never trained on it
 
@@ -66,17 +67,9 @@ def head_name(name: str) -> str:
     return _(HEAD_NAMES[block]).format(layer=layer, head=head)
 
 
-def heads_off(config) -> tuple[tuple[str, int, int], ...]:
+def heads_off(config) -> tuple[Head, ...]:
     """The sidebar's heads switched off, bound to ?off=encoder.0.1,cross.1.3."""
-    names = [f"{b}.{layer}.{h}" for b in BLOCKS for layer in range(config.num_layers) for h in range(config.nhead)]
-    # the names translated now, while the page is drawn in the session's language (Streamlit formats the options
-    # again when a value comes back)
-    shown = {name: head_name(name) for name in names}.__getitem__
-    chosen = state.name_list(_("Heads switched off"), "off", names, shown, container=st.sidebar,
-                             placeholder=_("none: the whole model"),
-                             help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
-                                    "before W_O); every part of the page then uses the model without it."))
-    return tuple(parse_head(name, BLOCKS) for name in chosen)
+    return heads_off_widget.chosen(BLOCKS, config.num_layers, config.nhead, lambda h: head_name(head_id(h, BLOCKS)))
 
 
 def source_text() -> str:

@@ -6,9 +6,9 @@ import sys
 import pytest
 import torch
 
+from model.causal.decoding import logits_of
 from model.gpt import GPT, GPTConfig
 from model.gpt.__main__ import main
-from model.gpt.decoding import logits_of
 from model.gpt.reading import WordReader
 from model.gpt.toy import load, save
 from model.gpt.vocabulary import WordVocabulary

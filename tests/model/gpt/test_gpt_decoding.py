@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from model.cache import Cache
+from model.causal.decoding import generate, logits_of, next_word
+from model.causal.logit_lens import logit_lens
 from model.gpt import GPT, GPTConfig
-from model.gpt.decoding import generate, logits_of, next_word
-from model.gpt.logit_lens import logit_lens
 from model.sampling import Sampling
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import torch
 
-from model.gpt.ablation import Ablated, circuit
-from model.gpt.probes import (
+from model.causal.ablation import Ablated, circuit
+from model.causal.probes import (
     copy_accuracy,
     copy_losses,
     induction_scores,

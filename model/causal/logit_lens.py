@@ -1,5 +1,5 @@
-"""The logit lens on a GPT (model.lens): each block's output at every position read out through the final LayerNorm
-and the output tied to the token embedding."""
+"""The logit lens on a causal LM (model.lens): each block's output at every position read out as the model reads out
+its last (its final norm, then its output layer: model.causal.CausalLM.read_out)."""
 from collections.abc import Iterable
 
 import torch
@@ -17,5 +17,5 @@ def layer_outputs(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
 
 
 def logit_lens(model, ids: Tensor, heads: Iterable[Head] = ()) -> Lens:
-    """Every block of the GPT read out at every position of ids (T,), with `heads` switched off."""
-    return read_layers(layer_outputs(model, ids, heads), lambda h: model.lm_logits(model.ln_f(h)))
+    """Every block of the model read out at every position of ids (T,), with `heads` switched off."""
+    return read_layers(layer_outputs(model, ids, heads), model.read_out)

@@ -2,7 +2,7 @@
 heads switched off (model.heads: a head's context zeroed before W_O), for every single head and for every
 pair of heads of one layer; and the circuit read from them.
 
-The circuit (model.gpt.probes): the induction head(s) of a later layer, and the previous-token head(s) of an earlier
+The circuit (model.causal.probes): the induction head(s) of a later layer, and the previous-token head(s) of an earlier
 one. When one head does the work, switching it off is enough to break copying; when two share it, each alone leaves
 copying almost whole and only the pair breaks it. `circuit` finds, per layer, the smallest set of at most two heads
 whose loss breaks copying (copy accuracy at most BROKEN), the set that costs the sentences least.
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from model.gpt.decoding import logits_of
-from model.gpt.probes import copy_accuracy
+from model.causal.decoding import logits_of
+from model.causal.probes import copy_accuracy
 
 LayerHead = tuple[int, int]  # (layer, head): a head of a model of one block, as model.heads reads it
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
@@ -39,7 +39,7 @@ def mean_nll(logits: Callable[[Tensor], Tensor], rows: Sequence[Sequence[int]], 
 
 
 def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[LayerHead] = (), batch: int = 1024) -> float:
-    """mean_nll of the GPT with `heads` switched off."""
+    """mean_nll of the model with `heads` switched off."""
     heads = tuple(heads)
     return mean_nll(lambda ids: logits_of(model, ids, heads), rows, batch)
 

@@ -1,5 +1,6 @@
-"""How the GPT writes: the next word's distribution, and a generation of N words, greedy or sampled (model.sampling),
-with any heads switched off (model.heads); the prompt read once, then one row per word (GPT.forward's cache)."""
+"""How a causal LM writes (model.causal): the next word's distribution, and a generation of N words, greedy or sampled
+(model.sampling), with any heads switched off (model.heads); the prompt read once, then one row per word (the
+forward pass's cache)."""
 from collections.abc import Iterable
 from dataclasses import dataclass
 
