@@ -10,6 +10,7 @@ marker given here by folder (or by `@pytest.mark.slow` on a test):
 `-m` chooses tiers itself (`pytest -m e2e` runs the browser tests alone), and so does naming a test file or a tier's
 folder (`pytest tests/e2e/test_pages.py`, `pytest tests/e2e`); `pytest tests/views` stays fast.
 """
+import os
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,12 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     for name, what in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # one torch thread a worker: `-n 2` on two cores is then two threads, not four waiting on each other
+        # (a training step took thirty times longer). Servers a test starts choose their own.
+        import torch  # noqa: PLC0415 - only in an xdist worker
+
+        torch.set_num_threads(1)
 
 
 def _names_a_tier(config, here: Path) -> bool:

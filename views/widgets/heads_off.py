@@ -10,7 +10,8 @@ from model.heads import Head, head_id, parse_head
 from model.kinds import Block
 from views.widgets import state
 
-KEY = "off"  # the link's name, and the multiselect's session key (a part that sets heads writes it)
+KEY = "off"  # the link's name, and the multiselect's session key (a part that sets heads writes it); said literally
+# below: tests/views/test_hostile_input.py reads the link keys from the calls
 
 
 def chosen(blocks: Sequence[Block], layers: int, heads: int, name: Callable[[Head], str]) -> tuple[Head, ...]:
@@ -21,7 +22,7 @@ def chosen(blocks: Sequence[Block], layers: int, heads: int, name: Callable[[Hea
     # the names translated now, while the page is drawn in the session's language (Streamlit formats the options
     # again when a value comes back)
     shown = {i: name(h) for i, h in ids.items()}.__getitem__
-    picked = state.name_list(_("Heads switched off"), KEY, list(ids), shown, container=st.sidebar,
+    picked = state.name_list(_("Heads switched off"), "off", list(ids), shown, container=st.sidebar,
                              placeholder=_("none: the whole model"),
                              help=_("A head switched off adds nothing to its layer's output (its context is zeroed "
                                     "before W_O); every part of the page then uses the model without it."))
