@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from model.facts import SpecialTokens
 from model.loading.footprint import encoder_pass_bytes, stack_sizes
 from model.masks import attention_mask_of, pads
 from runtime.budget import Kind
@@ -42,10 +43,10 @@ class Run:
     truncated: bool
     total_tokens: int
     attentions: np.ndarray  # (layers, heads, T, T) float32, read-only
-    hidden: object  # torch.Tensor (layers, T, E): each layer's input
-    mask: object  # torch.Tensor or None: the additive mask every layer applied, broadcastable to (1, heads, T, T)
+    hidden: torch.Tensor  # (layers, T, E): each layer's input
+    mask: torch.Tensor | None  # the additive mask every layer applied, broadcastable to (1, heads, T, T)
     unknown: tuple[str, ...] = ()  # characters or words of the text the model has never seen (models trained here)
-    special_tokens: object = None  # model.facts.SpecialTokens of the model's tokenizer ([UNK], [CLS]...)
+    special_tokens: SpecialTokens | None = None  # of the model's tokenizer ([UNK], [CLS]...)
 
     @property
     def num_layers(self) -> int:

@@ -17,8 +17,13 @@ from model.heads import Head, HeadsOff
 from model.kinds import Block
 
 
+class Shape(Protocol):
+    n_layer: int
+    n_head: int
+
+
 class CausalLM(Protocol):
-    config: object  # with .n_layer and .n_head
+    config: Shape
     head_blocks: tuple[Block, ...]
 
     def __call__(self, input_ids: Tensor, *, until: int | None = None, output_hidden_states: bool = False,

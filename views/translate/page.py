@@ -10,7 +10,9 @@ import streamlit as st
 
 from locales import N_, _
 from model.heads import Head, head_id
+from model.loading.source_types import Encoded
 from model.translator import BLOCKS
+from model.translator.source import LoadedTranslator
 from model.translator.vocabulary import chinese_tokens
 from runtime.models import loaded_translator
 from training.toy_language import LONGEST_CHINESE, index_of, is_held_out, parse
@@ -46,9 +48,8 @@ class Translate:
     """What every part of the page gets, read-only."""
 
     src: str  # the Chinese text as typed
-    loaded: object  # model.translator.source.LoadedTranslator: the shipped translator, shared by every session
-    # model.loading.source_types.Encoded: src as the translator reads it (.input_ids (1, S), .tokens, .unknown)
-    source: object
+    loaded: LoadedTranslator  # the shipped translator, shared by every session
+    source: Encoded  # src as the translator reads it (.input_ids (1, S), .tokens, .unknown)
     heads_off: tuple[Head, ...]  # Head("cross", 1, 3)...: switched off in the sidebar
     reference: str | None  # the correct English when src is a sentence of the toy language, else None
     held_out: bool  # src is a sentence of the held-out split: the translator never trained on it
