@@ -6,15 +6,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from model.causal import probes as probing
 from model.causal.ablation import probe_accuracy, sentence_loss
-from model.causal.probes import (
-    PROBE_SEED,
-    PROBES,
-    copy_accuracy,
-    induction_scores,
-    previous_token_scores,
-    repeat_probes,
-)
 from model.gpt.model import BLOCKS
 from model.gpt.toy import METRICS, SHIPPED, SNAPSHOTS, WORDS, load, showcase_head
 from model.gpt.vocabulary import SEPARATOR_ID
@@ -80,13 +73,14 @@ def test_the_shipped_toy_gpt_copies_with_an_induction_head_and_a_previous_token_
     """The goals of the shipped run, measured again from its weights on the held-out probes and sentences."""
     model, vocabulary = load(SHIPPED)
     metrics = json.loads((SHIPPED / METRICS).read_text())
-    probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
+    probes = probing.repeat_probes(len(vocabulary.words), probing.PROBES, probing.PROBE_SEED)
     with torch.inference_mode():
         out = model(probes)
-    assert copy_accuracy(out.logits, probes) >= 0.95
-    assert float(induction_scores(out.attentions)[1:].max()) >= 0.8
-    assert float(induction_scores(out.attentions)[showcase_head()]) >= 0.8  # the head the pages open at copies too
-    assert float(previous_token_scores(out.attentions)[0].max()) >= 0.4
+    assert probing.copy_accuracy(out.logits, probes) >= 0.95
+    assert float(probing.induction_scores(out.attentions)[1:].max()) >= 0.8
+    # the head the pages open at copies too
+    assert float(probing.induction_scores(out.attentions)[showcase_head()]) >= 0.8
+    assert float(probing.previous_token_scores(out.attentions)[0].max()) >= 0.4
     rows = gpt_data.sentence_ids(vocabulary, train_gpt.HELD_OUT, train_gpt.HELD_OUT_SEED, held_out=True)
     whole = sentence_loss(model, rows)
     assert whole == pytest.approx(metrics["evaluations"][-1]["held_out_loss"], abs=1e-3)
@@ -98,7 +92,7 @@ def test_the_shipped_toy_gpt_s_circuit_is_proven_by_switching_heads_off():
     while the sentences lose at most 0.15 nats, and previous-token head(s) of layer 0 whose loss breaks it too."""
     model, vocabulary = load(SHIPPED)
     metrics = json.loads((SHIPPED / METRICS).read_text())
-    probes = repeat_probes(len(vocabulary.words), PROBES, PROBE_SEED)
+    probes = probing.repeat_probes(len(vocabulary.words), probing.PROBES, probing.PROBE_SEED)
     rows = gpt_data.sentence_ids(vocabulary, train_gpt.HELD_OUT, train_gpt.HELD_OUT_SEED, held_out=True)
     whole = sentence_loss(model, rows)
     for layer, found in metrics["circuit"].items():
