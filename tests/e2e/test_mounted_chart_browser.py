@@ -24,6 +24,8 @@ def test_a_head_move_redraws_the_same_chart_nodes_with_new_data(page, server, pa
     """A marker set on every graph div survives a head move: the charts were redrawn in place (Plotly.react), not
     unmounted and plotted anew; the title names the new head and the map's image changed."""
     open_page(page, server, path, text="Keep the chart mounted", layer=0, head=0)  # not MiniLM's first head
+    page.wait_for_selector(MOUNTED, timeout=TIMEOUT)  # all-heads: the mosaic (a chart too) may come first
+    settled(page)
     page.evaluate(MARK)
     marks, images = page.evaluate(MARKS), page.evaluate(IMAGES)
     slider(page, "Head").press("ArrowRight")
