@@ -54,21 +54,31 @@ class Block(nn.Module):
     kernels = FORMULA  # model.fast.accelerate gives a model FAST ones
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True, cross_attention=False, device=None, dtype=None):
+                 batch_first=True, norm_first=False, bias=True, cross_attention=False, device=None, dtype=None, *,
+                 attention: nn.Module | None = None, mlp: nn.Module | None = None,
+                 norm: Callable[[int], nn.Module] | None = None):
+        """attention, mlp, norm: a family's own self-attention (with MultiHeadAttention's `attend`), feed-forward
+        network (`run(h, record) -> (hidden or None, output)`) and norm (norm(d_model) -> a module), instead of
+        multi-head attention, linear1/activation/linear2 and LayerNorm (model.llama: RoPE and grouped-query
+        attention, SwiGLU, RMSNorm)."""
         super().__init__()
         factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            **factory)
+        self.self_attn = attention if attention is not None else MultiHeadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory)
         if cross_attention:
             self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                                      batch_first=batch_first, **factory)
-        self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.mlp = mlp
+        if mlp is None:
+            self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias, **factory)
+        if mlp is None:
+            self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias, **factory)
         self.norm_first, self.cross = norm_first, cross_attention
         sublayers = 3 if cross_attention else 2
         for i in range(1, sublayers + 1):
-            setattr(self, f"norm{i}", nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+            setattr(self, f"norm{i}", norm(d_model) if norm is not None else nn.LayerNorm(
+                d_model, eps=layer_norm_eps, bias=bias, **factory))
         for i in range(1, sublayers + 1):
             setattr(self, f"dropout{i}", nn.Dropout(dropout))
         self.activation = get_activation(activation)
@@ -108,9 +118,12 @@ class Block(nn.Module):
         hidden = ffn_block = None
         if ffn:
             h = self.ffn_norm(x) if self.norm_first else x
-            hidden = self.linear1(h)  # (B, T, d_ff)
-            hidden = kernels_for(self, record, hidden).activate(hidden, self.activation)
-            out = self.linear2(self.dropout(hidden))  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
+            if self.mlp is not None:
+                hidden, out = self.mlp.run(h, record)
+            else:
+                hidden = self.linear1(h)  # (B, T, d_ff)
+                hidden = kernels_for(self, record, hidden).activate(hidden, self.activation)
+                out = self.linear2(self.dropout(hidden))  # FFN(h) = activation(h W_1 + b_1) W_2 + b_2
             if not record:
                 hidden = None  # (B, T, d_ff) freed now, not at the return: no trace keeps it
             x, ffn_block = self._residual(x, h, out, self.ffn_norm, self.dropout3 if self.cross else self.dropout2,

@@ -1,0 +1,90 @@
+"""Llama's self-attention: rotary position embeddings (RoPE) on the queries and keys, and grouped-query attention
+(each key/value head shared by a group of query heads; K and V computed once per group). Written as
+model.attention.MultiHeadAttention.attend is, so that the one block (model.layers.Block) runs it, with the same
+cache, heads switched off and trace; the probabilities come from the same softmax.
+
+RoPE, Hugging Face's split-halves convention: for position m and the dimension pair (i, i + d/2) of a head,
+theta_i = rope_theta^(-2i/d), and (x_i, x_{i+d/2}) is rotated by the angle m theta_i:
+    rotate(x) = x cos(m theta) + rotate_half(x) sin(m theta),  rotate_half([a, b]) = [-b, a].
+"""
+import math
+
+import torch
+from torch import Tensor, nn
+
+from model.attention import FORMULA, Attended, kernels_for
+from model.cache import KeyValues
+from model.masks import merge_masks
+from model.trace import AttentionTrace
+
+
+def inverse_frequencies(head_dim: int, theta: float) -> Tensor:
+    """theta^(-2i/d) for i = 0 .. d/2 - 1, float32 (as Hugging Face computes them)."""
+    return 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+
+
+def rotation(positions: Tensor, head_dim: int, theta: float) -> tuple[Tensor, Tensor]:
+    """cos and sin (T, d) of the angles m theta_i, each frequency twice (the two halves)."""
+    angles = positions.float()[:, None] * inverse_frequencies(head_dim, theta)[None, :]  # (T, d/2)
+    both = torch.cat((angles, angles), dim=-1)
+    return both.cos(), both.sin()
+
+
+def rotate_half(x: Tensor) -> Tensor:
+    half = x.size(-1) // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """x (B, heads, T, d) rotated by position."""
+    return x * cos + rotate_half(x) * sin
+
+
+class RotaryGroupedAttention(nn.Module):
+    """q_proj (nh*d, E), k_proj and v_proj (kv*d, E), o_proj (E, nh*d), no biases."""
+
+    kernels = FORMULA  # model.fast.accelerate may give faster ones
+
+    def __init__(self, hidden: int, heads: int, kv_heads: int, head_dim: int, theta: float):
+        super().__init__()
+        self.num_heads, self.kv_heads, self.head_dim, self.theta = heads, kv_heads, head_dim, theta
+        self.group = heads // kv_heads
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+
+    def _heads(self, x: Tensor, n: int) -> Tensor:
+        """(B, T, n*d) -> (B, n, T, d)."""
+        return x.view(x.size(0), x.size(1), n, self.head_dim).transpose(1, 2)
+
+    def shared(self, x: Tensor) -> Tensor:
+        """(B, kv, S, d) -> (B, nh, S, d): each key/value head repeated for the query heads of its group."""
+        return x if self.group == 1 else x.repeat_interleave(self.group, dim=1)
+
+    def attend(self, query, key=None, value=None, key_padding_mask=None, attn_mask=None, need_weights=True,
+               average_attn_weights=True, scale=None, record=False, *, past: KeyValues | None = None,
+               kv: KeyValues | None = None, keep: Tensor | None = None) -> Attended:
+        """Self-attention of query (B, L, E) at positions past.length .. past.length + L - 1; past: the rotated
+        keys and the values before (a cache, kv heads wide). The rest as MultiHeadAttention.attend."""
+        B, L, _ = query.shape
+        start = 0 if past is None else past.length
+        cos, sin = rotation(torch.arange(start, start + L), self.head_dim, self.theta)
+        q = rotate(self._heads(self.q_proj(query), self.num_heads), cos, sin)  # (B, nh, L, d)
+        k = rotate(self._heads(self.k_proj(query), self.kv_heads), cos, sin)  # (B, kv, L, d)
+        v = self._heads(self.v_proj(query), self.kv_heads)
+        if past is not None:
+            k, v = torch.cat([past.k, k], dim=2), torch.cat([past.v, v], dim=2)
+        attended = KeyValues(k, v)  # what a cache keeps: kv heads, not nh
+        k, v = self.shared(k), self.shared(v)  # (B, nh, S, d)
+        mask = merge_masks(attn_mask, key_padding_mask, B, self.num_heads, L, k.size(2), q.dtype)
+        scale = 1.0 / math.sqrt(self.head_dim) if scale is None else scale
+        kernels = kernels_for(self, record, q, k, v)
+        scores, probs = kernels.attention_probs(q, k, scale, mask)  # (B, nh, L, S)
+        context = probs @ v  # (B, nh, L, d)
+        heads = context if keep is None else context * keep.view(1, -1, 1, 1)
+        output = self.o_proj(heads.transpose(1, 2).reshape(B, L, self.num_heads * self.head_dim))
+        weights = None if not need_weights else (probs.mean(dim=1) if average_attn_weights else probs)
+        trace = AttentionTrace(q, k, v, scores, mask, probs, context, output, scale) if record else None
+        return Attended(output, weights, attended, trace)
+
