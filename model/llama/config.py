@@ -1,10 +1,27 @@
 """The Llama family's one config, read from a Hugging Face `config.json` (model_type "llama"). An option this model
-does not implement makes the checkpoint unavailable, with the reason: never a silent difference."""
-from dataclasses import dataclass, fields
+does not implement makes the checkpoint unavailable, with the reason: never a silent difference. Sizes are bounded
+before anything is built."""
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from locales import N_
+from model.loading import checkpoint
+from model.loading.checkpoint import CONFIG, CheckpointError, size_text
+from model.messages import Later
+
+# The largest sizes this server builds (SmolLM2-135M: 49,152 tokens, 576 wide, 30 layers, 9 heads); the model as a
+# whole must also fit MAX_MODEL_BYTES.
+LIMITS = {"vocab_size": 524_288, "hidden_size": 8192, "intermediate_size": 32_768, "num_hidden_layers": 128,
+          "num_attention_heads": 128, "num_key_value_heads": 128, "head_dim": 512,
+          "max_position_embeddings": 1 << 20}
+# Llama options that change the computation, with the one value this model implements.
+FIXED = {"attention_bias": False, "mlp_bias": False, "hidden_act": "silu", "pretraining_tp": 1, "rope_scaling": None,
+         "sliding_window": None}
 
 
-class UnsupportedLlama(ValueError):
-    """A Llama checkpoint with an option this model does not implement; the message says which."""
+class UnsupportedLlama(CheckpointError):
+    """A Llama checkpoint with an option this model does not implement, or out of bounds; the message says which."""
 
 
 @dataclass(frozen=True)
@@ -22,14 +39,23 @@ class LlamaConfig:
     tie_word_embeddings: bool = True
 
     def __post_init__(self):
-        if min(self.vocab_size, self.hidden_size, self.intermediate_size, self.num_hidden_layers,
-               self.num_attention_heads, self.num_key_value_heads, self.head_dim) <= 0:
-            raise UnsupportedLlama("every size must be positive")
+        for name in LIMITS:
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise UnsupportedLlama(Later(N_("{file}: {name} must be a positive integer, got {value}"),
+                                             file=CONFIG, name=name, value=repr(value)))
         if self.num_attention_heads % self.num_key_value_heads:
-            raise UnsupportedLlama(f"num_key_value_heads ({self.num_key_value_heads}) must divide "
-                                   f"num_attention_heads ({self.num_attention_heads})")
+            raise UnsupportedLlama(Later(N_("{file}: num_key_value_heads {kv} does not divide num_attention_heads "
+                                            "{heads}"), file=CONFIG, kv=self.num_key_value_heads,
+                                         heads=self.num_attention_heads))
         if self.head_dim % 2:
-            raise UnsupportedLlama(f"head_dim ({self.head_dim}) must be even: RoPE rotates pairs of dimensions")
+            raise UnsupportedLlama(Later(N_("{file}: head_dim {value} is odd: RoPE rotates pairs of dimensions"),
+                                         file=CONFIG, value=self.head_dim))
+        too_big = [name for name, limit in LIMITS.items() if getattr(self, name) > limit]
+        if too_big:
+            raise UnsupportedLlama(Later(N_("{file}: {name} is {value}, above this server's limit of {limit}"),
+                                         file=CONFIG, name=too_big[0], value=getattr(self, too_big[0]),
+                                         limit=LIMITS[too_big[0]]))
 
     # the names the causal-LM toolkit asks for (model.causal.Shape)
     @property
@@ -47,26 +73,68 @@ class LlamaConfig:
 
     @classmethod
     def from_hf(cls, raw: dict) -> "LlamaConfig":
-        """A Hugging Face Llama config (its dict); UnsupportedLlama names an option not implemented here."""
+        """A Hugging Face Llama config (its dict); UnsupportedLlama names an option not implemented here, a size
+        out of bounds or malformed."""
         if raw.get("model_type", "llama") != "llama":
-            raise UnsupportedLlama(f"model_type is {raw.get('model_type')!r}, not 'llama'")
+            raise UnsupportedLlama(Later(N_("{file} describes a {type} model, not Llama (model_type must be "
+                                            "'llama')"), file=CONFIG, type=repr(raw.get("model_type"))))
         rope = raw.get("rope_parameters") or {}
-        if raw.get("rope_scaling") or rope.get("rope_type", "default") != "default":
-            raise UnsupportedLlama(f"RoPE scaling ({raw.get('rope_scaling') or rope.get('rope_type')}) is not "
-                                   "implemented")
-        for option in ("attention_bias", "mlp_bias"):
-            if raw.get(option):
-                raise UnsupportedLlama(f"{option} is not implemented")
-        if raw.get("sliding_window"):
-            raise UnsupportedLlama("a sliding window is not implemented")
-        if raw.get("hidden_act", "silu") != "silu":
-            raise UnsupportedLlama(f"hidden_act {raw['hidden_act']!r}: only SwiGLU (silu) is implemented")
-        if raw.get("pretraining_tp", 1) != 1:
-            raise UnsupportedLlama("pretraining_tp other than 1 is not implemented")
-        heads = raw["num_attention_heads"]
-        known = {f.name for f in fields(cls)}
+        if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
+            raise UnsupportedLlama(Later(N_("{file}: {name} {value} is not implemented here (only {supported})"),
+                                         file=CONFIG, name="rope_type", value=repr(rope), supported="'default'"))
+        for name, value in FIXED.items():
+            got = raw.get(name, value)
+            if got != value and not (value is None and not got):  # an option's absence: null, false, 0
+                raise UnsupportedLlama(Later(N_("{file}: {name} {value} is not implemented here (only {supported})"),
+                                             file=CONFIG, name=name, value=repr(raw[name]), supported=repr(value)))
+        known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in raw.items() if k in known and v is not None}
-        values.setdefault("num_key_value_heads", heads)
-        values.setdefault("head_dim", raw["hidden_size"] // heads)
-        values["rope_theta"] = float(rope.get("rope_theta", raw.get("rope_theta", cls.rope_theta)))
-        return cls(**values)
+        heads = values.get("num_attention_heads")
+        if type(heads) is int and heads > 0:
+            values.setdefault("num_key_value_heads", heads)
+            if type(values.get("hidden_size")) is int:
+                values.setdefault("head_dim", values["hidden_size"] // heads)
+        theta, eps = rope.get("rope_theta", raw.get("rope_theta", cls.rope_theta)), values.get("rms_norm_eps", 1e-5)
+        for name, number in (("rope_theta", theta), ("rms_norm_eps", eps)):
+            if type(number) not in (int, float) or not (0 < number < 1 if name == "rms_norm_eps" else number > 1):
+                raise UnsupportedLlama(Later(N_("{file}: {name} must be a number between 0 and 1, got {value}")
+                                             if name == "rms_norm_eps" else
+                                             N_("{file}: {name} must be a number above 1, got {value}"),
+                                             file=CONFIG, name=name, value=repr(number)))
+        values["rope_theta"] = float(theta)
+        values["tie_word_embeddings"] = bool(values.get("tie_word_embeddings", True))
+        config = cls(**values)
+        if config.float32_bytes > checkpoint.MAX_MODEL_BYTES:
+            raise UnsupportedLlama(Later(N_("{file}: it describes a model of {size} as float32; this server loads "
+                                            "at most {most}"), file=CONFIG, size=size_text(config.float32_bytes),
+                                         most=size_text(checkpoint.MAX_MODEL_BYTES)))
+        return config
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The Hugging Face names and shapes of a checkpoint of this config (lm_head.weight only when untied): a
+        checkpoint's tensors are checked against them before any is read."""
+        shapes = {"model.embed_tokens.weight": (self.vocab_size, self.hidden_size),
+                  "model.norm.weight": (self.hidden_size,)}
+        for i in range(self.num_hidden_layers):
+            shapes |= {f"model.layers.{i}.{name}": shape for name, shape in self._layer_shapes().items()}
+        if not self.tie_word_embeddings:
+            shapes["lm_head.weight"] = (self.vocab_size, self.hidden_size)
+        return shapes
+
+    def _layer_shapes(self) -> dict[str, tuple[int, ...]]:
+        E, F, q, kv = self.hidden_size, self.intermediate_size, self.num_attention_heads * self.head_dim, \
+            self.num_key_value_heads * self.head_dim
+        return {"input_layernorm.weight": (E,), "post_attention_layernorm.weight": (E,),
+                "self_attn.q_proj.weight": (q, E), "self_attn.k_proj.weight": (kv, E),
+                "self_attn.v_proj.weight": (kv, E), "self_attn.o_proj.weight": (E, q), "mlp.gate_proj.weight": (F, E),
+                "mlp.up_proj.weight": (F, E), "mlp.down_proj.weight": (E, F)}
+
+    @property
+    def parameter_count(self) -> int:
+        """Parameters of Llama(self) (a tied output counted once)."""
+        outer = (2 - self.tie_word_embeddings) * self.vocab_size * self.hidden_size + self.hidden_size
+        return outer + self.num_hidden_layers * sum(math.prod(s) for s in self._layer_shapes().values())
+
+    @property
+    def float32_bytes(self) -> int:
+        return 4 * self.parameter_count

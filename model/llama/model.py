@@ -6,7 +6,6 @@ Its parameters are named as the one block names them (blocks.{i}.self_attn.q_pro
 blocks.{i}.norm1 for input_layernorm, blocks.{i}.norm2 for post_attention_layernorm; embed, norm, lm_head);
 `from_pretrained` reads a Hugging Face Llama directory into them.
 """
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -15,13 +14,23 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from locales import N_
 from model.cache import Cache
 from model.heads import HeadsOff, heads_off, keep_of
 from model.kinds import Block as Attention
 from model.layers import Block
 from model.llama.attention import RotaryGroupedAttention
 from model.llama.config import LlamaConfig
-from model.loading.checkpoint import CONFIG, read_weights
+from model.loading.checkpoint import (
+    NOT_ENOUGH_MEMORY,
+    CheckpointError,
+    check_shape,
+    out_of_memory,
+    read_raw_config,
+    read_weights,
+    weight_shapes,
+)
+from model.messages import Later
 from model.trace import EmbeddingTrace, StackTrace
 
 BLOCKS = (Attention.DECODER,)  # its heads are all of its causal self-attention: ?off=1.2
@@ -118,13 +127,36 @@ class Llama(nn.Module):
 
     @classmethod
     def from_pretrained(cls, directory) -> "Llama":
-        """A Hugging Face Llama directory (config.json, model.safetensors); UnsupportedLlama names an option this
-        model does not implement, model.loading.checkpoint.CheckpointError a file it cannot read."""
+        """A Hugging Face Llama directory (config.json, model.safetensors): its tensors, memory-mapped, become the
+        parameters (no second copy). UnsupportedLlama names an option not implemented or a size out of bounds,
+        model.loading.checkpoint.CheckpointError a file it cannot read or a tensor of another shape."""
         directory = Path(directory)
-        config = LlamaConfig.from_hf(json.loads((directory / CONFIG).read_text()))
-        model = cls(config)
-        model.load_state_dict(ours(read_weights(directory), config), strict=True)
+        config = check_checkpoint(directory)
+        try:
+            hf = read_weights(directory)
+            check_shapes(config, hf)  # again: the file may have changed since it was checked
+            with torch.device("meta"):  # nothing allocated: the file's tensors become the parameters
+                model = cls(config)
+            model.load_state_dict(ours(hf, config), strict=True, assign=True)
+        except (RuntimeError, MemoryError) as e:  # never torch's own text
+            raise CheckpointError(NOT_ENOUGH_MEMORY if out_of_memory(e) else Later(
+                N_("its weights do not match its config ({error} while reading them)"), error=type(e).__name__),
+            ) from None
         return model.eval()
+
+
+def check_shapes(config: LlamaConfig, shapes: dict) -> None:
+    """Raises CheckpointError naming the first tensor missing or of another shape (by its Hugging Face name)."""
+    for name, expected in config.parameter_shapes().items():
+        check_shape(name, shapes.get(name), expected)
+
+
+def check_checkpoint(directory: Path) -> LlamaConfig:
+    """Would from_pretrained accept this directory? Its config, and every tensor's shape from the weights file's
+    header: no tensor read, no module built. Raises CheckpointError."""
+    config = LlamaConfig.from_hf(read_raw_config(directory))
+    check_shapes(config, weight_shapes(directory))
+    return config
 
 
 _RENAMED = {"input_layernorm": "norm1", "post_attention_layernorm": "norm2"}
@@ -136,11 +168,15 @@ def ours(hf: dict[str, Tensor], config: LlamaConfig) -> dict[str, Tensor]:
     for name, tensor in hf.items():
         if name == "lm_head.weight" and config.tie_word_embeddings:
             continue  # the same tensor as the embedding
+        if name.endswith("rotary_emb.inv_freq"):
+            continue  # old checkpoints' RoPE buffer: computed here from rope_theta
         if name.startswith("model."):
             name = name.removeprefix("model.")
             name = name.replace("embed_tokens.", "embed.").replace("layers.", "blocks.", 1)
             for theirs, mine in _RENAMED.items():
                 name = name.replace(f".{theirs}.", f".{mine}.")
-        out[name] = tensor.float()
+        if tensor.dtype != torch.float32:
+            tensor = tensor.float()
+        out[name] = tensor.contiguous()
     return out
 

@@ -1,0 +1,171 @@
+"""A Llama GGUF file (llama.cpp's format) read once into a Hugging Face Llama directory that later starts memory-map:
+config.json, model.safetensors (float32), tokenizer.json and tokenizer_config.json (with the chat template).
+
+What the file stores differs from a Hugging Face checkpoint in three ways, each undone here:
+- the weights are quantized (SmolLM2's Q4_1 and Q8_0 blocks): de-quantized with the `gguf` package's own reader;
+- W_Q and W_K are permuted for llama.cpp's rotation of adjacent pairs (x_2i, x_2i+1); Hugging Face's RoPE
+  (model.llama.attention) rotates (x_i, x_i+d/2), so each head's rows are put back: rows 2i, 2i+1 of a head
+  -> rows i, i + d/2 (`unpermute`, the inverse of llama.cpp's convert_hf_to_gguf.py `permute`). A wrong one keeps
+  every shape and changes every answer (tests/model/llama/test_gguf.py);
+- the tokenizer is metadata (tokens, merges, token types, the pre-tokenizer's name): a byte-level BPE built from
+  it with the `tokenizers` library, splitting text as llama.cpp says that pre-tokenizer does.
+
+The file is read only from an installed package or a path the server's operator gives (never from a browser), and
+holds no code.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from model.llama.config import UnsupportedLlama
+
+CONFIG, WEIGHTS, TOKENIZER, TOKENIZER_CONFIG = "config.json", "model.safetensors", "tokenizer.json", \
+    "tokenizer_config.json"
+FILES = (CONFIG, WEIGHTS, TOKENIZER, TOKENIZER_CONFIG)
+
+_TENSORS = {  # GGUF -> Hugging Face names; blk.{i}. -> model.layers.{i}.
+    "token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
+    "attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm", "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
+}
+# How llama.cpp splits text before BPE, by tokenizer.ggml.pre (its llama-vocab.cpp): SmolLM's digits one by one,
+# then GPT-2's split. A name not here is refused rather than tokenized differently.
+_GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_SPLITS = {"smollm": ("digits", _GPT2_SPLIT), "gpt2": (_GPT2_SPLIT,), "default": (_GPT2_SPLIT,)}
+CONTROL = 3  # tokenizer.ggml.token_type of a special token (<|im_start|>)
+
+
+def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
+    """llama.cpp's (heads, d/2, 2) row order of W_Q or W_K (rows, in) back to Hugging Face's (heads, 2, d/2)."""
+    rows = w.shape[0]
+    return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def _fields(reader) -> dict:
+    """The metadata as Python values (strings, numbers, lists), tokens and merges included."""
+    return {name: field.contents() for name, field in reader.fields.items()}
+
+
+def hf_config(meta: dict, tied: bool) -> dict:
+    """A Hugging Face Llama config.json from the GGUF's metadata; UnsupportedLlama for what we do not implement."""
+    arch = meta.get("general.architecture")
+    if arch != "llama":
+        raise UnsupportedLlama(f"the GGUF holds a {arch!r} model, not a Llama")
+    if any(key.startswith("llama.rope.scaling") for key in meta):
+        raise UnsupportedLlama("RoPE scaling is not implemented")
+    heads = int(meta["llama.attention.head_count"])
+    hidden = int(meta["llama.embedding_length"])
+    return {
+        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+        "vocab_size": len(meta["tokenizer.ggml.tokens"]), "hidden_size": hidden,
+        "intermediate_size": int(meta["llama.feed_forward_length"]),
+        "num_hidden_layers": int(meta["llama.block_count"]), "num_attention_heads": heads,
+        "num_key_value_heads": int(meta.get("llama.attention.head_count_kv", heads)),
+        "head_dim": int(meta.get("llama.rope.dimension_count", hidden // heads)),
+        "rms_norm_eps": float(meta["llama.attention.layer_norm_rms_epsilon"]),
+        "rope_parameters": {"rope_type": "default", "rope_theta": float(meta.get("llama.rope.freq_base", 10000.0))},
+        "max_position_embeddings": int(meta["llama.context_length"]), "tie_word_embeddings": tied,
+        "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
+        "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
+        "pad_token_id": meta.get("tokenizer.ggml.padding_token_id"), "torch_dtype": "float32",
+    }
+
+
+def hf_name(name: str) -> str:
+    """blk.3.attn_q.weight -> model.layers.3.self_attn.q_proj.weight."""
+    stem, _, kind = name.rpartition(".")
+    if stem.startswith("blk."):
+        _, layer, part = stem.split(".", 2)
+        return f"model.layers.{layer}.{_TENSORS[part]}.{kind}"
+    return f"{_TENSORS[stem]}.{kind}"
+
+
+def weights(reader, config: dict):
+    """(Hugging Face name, float32 tensor (out, in)) of every tensor, de-quantized and un-permuted, one at a time."""
+    from gguf import dequantize  # noqa: PLC0415 - read only when a GGUF is converted
+
+    for t in reader.tensors:
+        w = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(tuple(reversed(t.shape.tolist())))
+        if ".attn_q." in t.name:
+            w = unpermute(w, config["num_attention_heads"])
+        elif ".attn_k." in t.name:
+            w = unpermute(w, config["num_key_value_heads"])
+        yield hf_name(t.name), torch.from_numpy(np.array(w, copy=True))  # the file's own arrays are read-only
+
+
+def tokenizer(meta: dict):
+    """The byte-level BPE the metadata describes, as a `tokenizers.Tokenizer`."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415
+
+    if meta.get("tokenizer.ggml.model") != "gpt2":
+        raise UnsupportedLlama(f"a {meta.get('tokenizer.ggml.model')!r} tokenizer: only byte-level BPE is read")
+    pre = meta.get("tokenizer.ggml.pre", "default")
+    if pre not in _SPLITS:
+        raise UnsupportedLlama(f"the pre-tokenizer {pre!r} is not known here")
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges, fuse_unk=False))
+    steps = [pre_tokenizers.Digits(individual_digits=True) if split == "digits"
+             else pre_tokenizers.Split(Regex(split), behavior="isolated") for split in _SPLITS[pre]]
+    tok.pre_tokenizer = pre_tokenizers.Sequence([*steps, pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                                                                  use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    types = meta["tokenizer.ggml.token_type"]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                            for t, kind in zip(tokens, types, strict=True) if kind == CONTROL])
+    return tok
+
+
+def tokenizer_config(meta: dict) -> dict:
+    tokens = meta["tokenizer.ggml.tokens"]
+
+    def token(key: str) -> str | None:
+        i = meta.get(f"tokenizer.ggml.{key}_token_id")
+        return None if i is None else tokens[int(i)]
+
+    return {"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": meta.get("tokenizer.chat_template"),
+            "bos_token": token("bos"), "eos_token": token("eos"), "unk_token": token("unknown"),
+            "pad_token": token("padding"), "add_bos_token": bool(meta.get("tokenizer.ggml.add_bos_token", False)),
+            "model_max_length": int(meta["llama.context_length"]), "clean_up_tokenization_spaces": False}
+
+
+def convert(gguf_file: Path, out: Path) -> None:
+    """Write the Hugging Face directory `out` from a GGUF file: into a sibling first, renamed when complete, so a
+    reader never sees half of it (two processes converting at once: the second's rename finds it there)."""
+    from gguf import GGUFReader  # noqa: PLC0415
+    from safetensors.torch import save_file  # noqa: PLC0415
+
+    reader = GGUFReader(str(gguf_file))
+    meta = _fields(reader)
+    config = hf_config(meta, tied=not any(t.name == "output.weight" for t in reader.tensors))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(f"{out.name}.part-{os.getpid()}")
+    part.mkdir()
+    try:
+        (part / CONFIG).write_text(json.dumps(config, indent=1))
+        tokenizer(meta).save(str(part / TOKENIZER))
+        (part / TOKENIZER_CONFIG).write_text(json.dumps(tokenizer_config(meta), indent=1))
+        save_file(dict(weights(reader, config)), str(part / WEIGHTS), metadata={"format": "pt"})
+        (part / WEIGHTS).chmod(0o644)  # safetensors writes 0600: a server run as another user reads it too
+        part.rename(out)
+    except OSError:
+        if not complete(out):
+            raise
+    finally:
+        if part.exists():
+            for f in part.iterdir():
+                f.unlink()
+            part.rmdir()
+
+
+def complete(directory: Path) -> bool:
+    return all((directory / f).is_file() for f in FILES)
+
+
+if __name__ == "__main__":  # python -m model.llama.gguf FILE.gguf OUT_DIR: what model.llama.smollm2 runs apart
+    convert(Path(sys.argv[1]), Path(sys.argv[2]))
