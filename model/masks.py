@@ -62,6 +62,20 @@ def square_subsequent_mask(size: int, device=None, dtype=torch.float32) -> Tenso
     return torch.zeros(size, size, device=device, dtype=dtype).masked_fill(blocked, BLOCKED)
 
 
+def decoder_mask(size: int, past: int = 0, attention_mask: Tensor | None = None, attn_mask: Tensor | None = None,
+                 dtype=torch.float32) -> Tensor:
+    """The additive mask every layer of a decoder-only model applies, (1|B, 1, T, past + T), as Hugging Face's Llama
+    builds it: a later key, a padding key (attention_mask (B, past + T), 0 = padding) and any key an extra attn_mask
+    blocks (bool, or additive at or below BLOCKED_AT) at the dtype's finite minimum (hf_blocked). Not -inf: the same
+    probabilities, and a CPU softmax over -inf takes twice as long (bench/llm.py)."""
+    blocked = torch.ones(size, past + size, dtype=torch.bool).triu(past + 1)[None, None]
+    if attention_mask is not None and not bool(attention_mask.all()):
+        blocked = blocked | (attention_mask == 0)[:, None, None, :]
+    if attn_mask is not None:
+        blocked = blocked | (attn_mask if attn_mask.dtype == torch.bool else is_blocked(attn_mask))
+    return torch.zeros(blocked.shape, dtype=dtype).masked_fill(blocked, hf_blocked(dtype))
+
+
 def key_padding_mask(attention_mask: Tensor) -> Tensor:
     """Hugging Face's (B, S) attention_mask (1 = token, 0 = padding) -> PyTorch's (True = padding)."""
     return attention_mask == 0

@@ -7,6 +7,7 @@ RoPE, Hugging Face's split-halves convention: for position m and the dimension p
 theta_i = rope_theta^(-2i/d), and (x_i, x_{i+d/2}) is rotated by the angle m theta_i:
     rotate(x) = x cos(m theta) + rotate_half(x) sin(m theta),  rotate_half([a, b]) = [-b, a].
 """
+import functools
 import math
 
 import torch
@@ -18,13 +19,18 @@ from model.masks import merge_masks
 from model.trace import AttentionTrace
 
 
+@functools.lru_cache(maxsize=16)
 def inverse_frequencies(head_dim: int, theta: float) -> Tensor:
-    """theta^(-2i/d) for i = 0 .. d/2 - 1, float32 (as Hugging Face computes them)."""
+    """theta^(-2i/d) for i = 0 .. d/2 - 1, float32 (as Hugging Face computes them). Remembered: never written to."""
     return 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
 
 
-def rotation(positions: Tensor, head_dim: int, theta: float) -> tuple[Tensor, Tensor]:
-    """cos and sin (T, d) of the angles m theta_i, each frequency twice (the two halves)."""
+@functools.lru_cache(maxsize=8)
+def rotation(start: int, length: int, head_dim: int, theta: float) -> tuple[Tensor, Tensor]:
+    """cos and sin (T, d) of the angles m theta_i at positions m = start .. start + length - 1, each frequency twice
+    (the two halves). Remembered for the few last (start, length): every layer of a pass asks for the same, and a
+    step of generation asks 30 times (a pure function of its arguments; the tensors are never written to)."""
+    positions = torch.arange(start, start + length)
     angles = positions.float()[:, None] * inverse_frequencies(head_dim, theta)[None, :]  # (T, d/2)
     both = torch.cat((angles, angles), dim=-1)
     return both.cos(), both.sin()
@@ -69,7 +75,7 @@ class RotaryGroupedAttention(nn.Module):
         keys and the values before (a cache, kv heads wide). The rest as MultiHeadAttention.attend."""
         B, L, _ = query.shape
         start = 0 if past is None else past.length
-        cos, sin = rotation(torch.arange(start, start + L), self.head_dim, self.theta)
+        cos, sin = rotation(start, L, self.head_dim, self.theta)
         q = rotate(self._heads(self.q_proj(query), self.num_heads), cos, sin)  # (B, nh, L, d)
         k = rotate(self._heads(self.k_proj(query), self.kv_heads), cos, sin)  # (B, kv, L, d)
         v = self._heads(self.v_proj(query), self.kv_heads)

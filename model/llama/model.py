@@ -3,21 +3,17 @@ grouped-query self-attention (model.llama.attention) and a SwiGLU feed-forward n
 RMSNorm, an output tied to the embedding or its own. The block of today's chat models (SmolLM2, Llama, Qwen, Mistral).
 
 Its parameters are named as the one block names them (blocks.{i}.self_attn.q_proj, blocks.{i}.mlp.gate_proj,
-blocks.{i}.norm1 for input_layernorm, blocks.{i}.norm2 for post_attention_layernorm; embed, norm, lm_head);
+blocks.{i}.norm1 for input_layernorm, blocks.{i}.norm2 for post_attention_layernorm; embed_tokens, norm, lm_head);
 `from_pretrained` reads a Hugging Face Llama directory into them.
 """
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from locales import N_
-from model.cache import Cache
-from model.heads import HeadsOff, heads_off, keep_of
-from model.kinds import Block as Attention
+from model.decoder_only import CausalLMOutput, DecoderOnly
 from model.layers import Block
 from model.llama.attention import RotaryGroupedAttention
 from model.llama.config import LlamaConfig
@@ -30,10 +26,8 @@ from model.loading.checkpoint import (
     read_weights,
     weight_shapes,
 )
+from model.masks import decoder_mask
 from model.messages import Later
-from model.trace import EmbeddingTrace, StackTrace
-
-BLOCKS = (Attention.DECODER,)  # its heads are all of its causal self-attention: ?off=1.2
 
 
 class SwiGLU(nn.Module):
@@ -51,24 +45,19 @@ class SwiGLU(nn.Module):
         return (gated if record else None), self.down_proj(gated)
 
 
-@dataclass(frozen=True)
-class LlamaOutput:
-    logits: Tensor | None  # (B, T, V); None when the pass stopped early (until=L)
-    attentions: tuple[Tensor, ...]  # one (B, query heads, T, S) per layer
-    last_hidden_state: Tensor  # (B, T, E) after the final RMSNorm (layer L's output with until=L)
-    hidden_states: tuple[Tensor, ...] | None = None  # the embeddings, then each layer's output, the last normed
-    trace: StackTrace | None = None  # only with record=True
-    cache: Cache | None = None  # with a cache or use_cache: every layer's rotated keys and values (kv heads wide)
+LlamaOutput = CausalLMOutput  # what Llama.forward returns
 
 
-class Llama(nn.Module):
-    head_blocks: ClassVar[tuple[Attention, ...]] = BLOCKS
+class Llama(DecoderOnly):
+    """Token embeddings, Pre-norm blocks of RoPE grouped-query attention and SwiGLU, RMSNorm throughout, a final
+    RMSNorm, an output tied to the embedding or its own. The stack, forward and the pages' passes are every
+    decoder-only family's (model/decoder_only.py); the positions are in the attention (RoPE), none is added."""
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
         c = self.config = config
         self.max_positions = c.max_position_embeddings
-        self.embed = nn.Embedding(c.vocab_size, c.hidden_size)
+        self.embed_tokens = nn.Embedding(c.vocab_size, c.hidden_size)
         self.blocks = nn.ModuleList(
             Block(c.hidden_size, c.num_attention_heads, c.intermediate_size, dropout=0.0, norm_first=True, bias=False,
                   attention=RotaryGroupedAttention(c.hidden_size, c.num_attention_heads, c.num_key_value_heads,
@@ -79,51 +68,27 @@ class Llama(nn.Module):
         self.norm = nn.RMSNorm(c.hidden_size, eps=c.rms_norm_eps)
         self.lm_head = None if c.tie_word_embeddings else nn.Linear(c.hidden_size, c.vocab_size, bias=False)
 
-    def forward(self, input_ids, attention_mask=None, record=False, until: int | None = None, *,
-                output_hidden_states: bool = False, cache: Cache | None = None, use_cache: bool = False,
-                off: HeadsOff | None = None) -> LlamaOutput:
-        """input_ids (B, T); attention_mask (B, T), 1 = token, 0 = padding (left or right; positions count from
-        0 at the first column, as Hugging Face's). until=L stops after layer L (no final norm, no logits). cache:
-        the keys and values of the tokens before (then input_ids are the next ones); with it or use_cache, the
-        output's cache holds these tokens' too. off: heads switched off."""
-        use_cache = use_cache or cache is not None
-        past = 0 if cache is None else cache.length
-        T = input_ids.size(1)
-        if past + T > self.max_positions:
-            raise ValueError(f"{past + T} tokens is more than this model's {self.max_positions} positions")
-        if until is not None and not 0 <= until < len(self.blocks):
-            raise IndexError(f"layer {until} of a stack of {len(self.blocks)} layers")
-        x = self.embed(input_ids)
-        embeddings = EmbeddingTrace(x, torch.zeros_like(x[:1]), None, x, x) if record else None
-        mask = torch.ones(T, past + T, dtype=torch.bool).triu(past + 1)  # True: a later token, blocked
-        padding = None if attention_mask is None or bool(attention_mask.all()) else attention_mask == 0
-        states, maps, traces, kv = [x], [], [], []
-        for i, block in enumerate(self.blocks[:None if until is None else until + 1]):
-            out = block.run(x, mask=mask, padding=padding, past=None if cache is None else cache.self_attn[i],
-                            keep=keep_of(off, Attention.DECODER, i), record=record, use_cache=use_cache)
-            x = out.x
-            states.append(x)
-            maps.append(out.attention)
-            traces.append(out.trace)
-            kv.append(out.kv)
-        trace = StackTrace(embeddings, tuple(traces), x) if record else None
-        if until is not None:
-            return LlamaOutput(None, tuple(maps), x, tuple(states) if output_hidden_states else None, trace)
-        x = self.norm(x)
-        hidden = (*states[:-1], x) if output_hidden_states else None
-        return LlamaOutput(self.lm_logits(x), tuple(maps), x, hidden, trace, Cache(tuple(kv)) if use_cache else None)
+    def embed(self, input_ids, token_type_ids=None, record=False, past: int = 0) -> tuple[Tensor, None]:
+        """(B, T) ids -> W_E[ids] (B, T, E): no position added (RoPE rotates q and k inside attention), so no
+        embedding trace of its own (a page shows X = E). token_type_ids is ignored."""
+        if past + input_ids.size(1) > self.max_positions:
+            raise ValueError(f"{past + input_ids.size(1)} tokens is more than this model's {self.max_positions} "
+                             "positions")
+        return self.embed_tokens(input_ids), None
+
+    def causal_attention_mask(self, size: int, attention_mask: Tensor | None = None, attn_mask: Tensor | None = None,
+                              dtype=torch.float32, past: int = 0) -> Tensor:
+        """As Hugging Face's Llama: one additive mask, every blocked key (later, padding, or blocked by an extra
+        attn_mask) at the dtype's finite minimum (model.masks.decoder_mask)."""
+        return decoder_mask(size, past, attention_mask, attn_mask, dtype)
+
+    @property
+    def final_norm(self) -> nn.RMSNorm:
+        return self.norm
 
     def lm_logits(self, hidden: Tensor) -> Tensor:
         """(..., E) after the final norm -> (..., V)."""
-        return F.linear(hidden, self.embed.weight if self.lm_head is None else self.lm_head.weight)
-
-    def read_out(self, hidden: Tensor) -> Tensor:
-        """A block's output -> next-token logits: the final RMSNorm, then the output (model.causal.CausalLM)."""
-        return self.lm_logits(self.norm(hidden))
-
-    def heads_off(self, heads) -> HeadsOff | None:
-        """Heads as forward's off= takes them (None for none); a head the model lacks: ValueError."""
-        return heads_off(heads, self.config.num_hidden_layers, self.config.num_attention_heads, BLOCKS)
+        return F.linear(hidden, self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight)
 
     @classmethod
     def from_pretrained(cls, directory) -> "Llama":
@@ -172,7 +137,7 @@ def ours(hf: dict[str, Tensor], config: LlamaConfig) -> dict[str, Tensor]:
             continue  # old checkpoints' RoPE buffer: computed here from rope_theta
         if name.startswith("model."):
             name = name.removeprefix("model.")
-            name = name.replace("embed_tokens.", "embed.").replace("layers.", "blocks.", 1)
+            name = name.replace("layers.", "blocks.", 1)
             for theirs, mine in _RENAMED.items():
                 name = name.replace(f".{theirs}.", f".{mine}.")
         if tensor.dtype != torch.float32:
