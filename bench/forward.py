@@ -19,6 +19,7 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.timing import rotating_rounds  # noqa: E402
 from harness.record import run  # noqa: E402
 from model.bert import BertModel  # noqa: E402
 from model.fast import accelerate  # noqa: E402
@@ -35,12 +36,6 @@ def models():
         transformers.BertModel(transformers.BertConfig()).save_pretrained(tmp)  # 768 wide, 12 layers, 12 heads
         yield "bert-base (random)", BertModel.from_pretrained(tmp), transformers.BertModel.from_pretrained(
             tmp, attn_implementation="eager")
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main():
@@ -71,11 +66,7 @@ def main():
                     for run in runs.values():
                         run()
                 rounds = args.pairs or (40 if length <= 16 else 20 if length <= 128 else 10)
-                times = {k: [] for k in runs}
-                for i in range(rounds):
-                    order = list(runs)[i % 3:] + list(runs)[:i % 3]  # each goes first as often
-                    for k in order:
-                        times[k].append(timed(runs[k]))
+                times = rotating_rounds(runs, rounds)
             ms = {k: 1e3 * statistics.median(t) for k, t in times.items()}
             ratio = {k: statistics.median(a / b for a, b in zip(times[k], times["ref"])) for k in ("ours", "formula")}
             print(f"| {name} | {length} | {ms['ours']:.1f} | {ms['formula']:.1f} | {ms['ref']:.1f} | "

@@ -13,3 +13,21 @@ def cpu_ms(fn, repeat: int, warmup: int = 1) -> float:
         fn()
         times.append(time.thread_time() - start)
     return 1e3 * statistics.median(times)
+
+
+def wall(fn) -> float:
+    """Wall seconds of one fn() call."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def rotating_rounds(runs: dict, rounds: int) -> dict[str, list[float]]:
+    """Wall seconds of each of runs' calls per round, each one first as often as the others (so that what one
+    leaves in the caches favours none)."""
+    times = {k: [] for k in runs}
+    names = list(runs)
+    for i in range(rounds):
+        for k in names[i % len(names):] + names[:i % len(names)]:
+            times[k].append(wall(runs[k]))
+    return times

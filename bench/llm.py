@@ -1,0 +1,139 @@
+"""SmolLM2-135M-Instruct, ours against transformers' reading of the same GGUF file (eager), side by side in one run:
+
+1. a forward pass with every layer's attention, at 32, 128 and 512 tokens (median of the per-round ratios,
+   each model first as often as the other). "ours" is the model with its speed path (model.fast.accelerate: the
+   kernels written over their input), "formula" the tutorial's code alone. Budget: ours/HF <= 1.0.
+2. greedy generation with the key/value cache: ours (model.causal.decoding.generate) against `generate`, tokens per
+   second after a chat prompt. Budget: ours >= HF.
+3. 48 tokens written after a chat question (its end of turn ignored), wall time. Budget: <= 2.5 s. And the answer
+   itself, to its end of turn.
+4. loading: the packaged GGUF converted into an empty cache (first start, in a process apart), then, in a fresh
+   process, the imports and the model and its tokenizer read from the cache (every later start). Budget: the
+   model ready within 3 s of a server's second start.
+
+    .venv/bin/python bench/llm.py [--lengths 32 128 512] [--rounds N] [--threads 2]
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.timing import rotating_rounds, wall  # noqa: E402
+from harness.record import run  # noqa: E402
+from model.causal.decoding import generate  # noqa: E402
+from model.fast import accelerate  # noqa: E402
+from model.llama import Llama  # noqa: E402
+from model.llama.smollm2 import converted, packaged  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "What is attention in a Transformer? Answer in one sentence."
+TEXT = ("Attention lets each token look at every other token and decide which ones matter for what comes next. "
+        * 60)
+_START = """
+import sys, time
+from pathlib import Path
+t = time.perf_counter()
+import torch, transformers
+from model.llama import Llama
+from model.loading.tokenizers import read_tokenizer
+imported = time.perf_counter() - t
+model = Llama.from_pretrained(sys.argv[1]); tokenizer = read_tokenizer(Path(sys.argv[1]))
+print(imported, time.perf_counter() - t - imported)
+"""
+
+
+def starts() -> tuple[float, float, float]:
+    """(conversion into an empty cache, in its own process; the imports of a fresh process (torch, transformers:
+    a server has them already, for its default model); the model and its tokenizer read from the cache), seconds."""
+    found = packaged()
+    with tempfile.TemporaryDirectory() as cache:
+        t = time.perf_counter()
+        directory = converted(found, Path(cache))
+        convert = time.perf_counter() - t
+        imports, load = map(float, subprocess.run([sys.executable, "-c", _START, str(directory)], cwd=ROOT,
+                                                  check=True, capture_output=True, text=True).stdout.split()[-2:])
+    return convert, imports, load
+
+
+def forward_ratios(ours, formula, theirs, tokenizer, lengths, rounds):
+    print("| tokens | ours (ms) | formula (ms) | HF eager (ms) | median ratio ours/HF | formula/HF | max abs diff "
+          "(logits) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    all_ids = tokenizer(TEXT)["input_ids"]
+    for length in lengths:
+        ids = torch.tensor([all_ids[:length]])
+        runs = {"ours": lambda: ours(ids), "formula": lambda: formula(ids),
+                "ref": lambda: theirs(ids, output_attentions=True)}
+        with torch.inference_mode():
+            ref = runs["ref"]().logits
+            diff = max((runs[k]().logits - ref).abs().max().item() for k in ("ours", "formula"))
+            for f in runs.values():
+                f()
+            times = rotating_rounds(runs, rounds)
+        ms = {k: 1e3 * statistics.median(t) for k, t in times.items()}
+        ratio = {k: statistics.median(a / b for a, b in zip(times[k], times["ref"])) for k in ("ours", "formula")}
+        print(f"| {length} | {ms['ours']:.0f} | {ms['formula']:.0f} | {ms['ref']:.0f} | {ratio['ours']:.3f} | "
+              f"{ratio['formula']:.3f} | {diff:.1e} |", flush=True)
+
+
+def generation(ours, theirs, tokenizer, rounds):
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": QUESTION}], add_generation_prompt=True,
+                                        return_dict=True)["input_ids"]
+    prompt = torch.tensor(ids)
+    theirs.generation_config.eos_token_id = None  # both write 48 tokens
+    theirs.generation_config.pad_token_id = tokenizer.eos_token_id
+    n = 48
+    runs = {"ours": lambda: generate(ours, prompt, n).written,
+            "ref": lambda: theirs.generate(prompt[None], attention_mask=torch.ones(1, prompt.numel(), dtype=torch.long),
+                                           max_new_tokens=n, do_sample=False)[0, prompt.numel():]}
+    with torch.inference_mode():
+        same = runs["ours"]().tolist() == runs["ref"]().tolist()
+        times = rotating_rounds(runs, rounds)
+    rate = {k: n / statistics.median(t) for k, t in times.items()}
+    print(f"\n| greedy generation, {n} tokens after a {prompt.numel()}-token chat prompt | ours | HF generate |")
+    print("|---|---:|---:|")
+    print(f"| tokens per second (median of {rounds}) | {rate['ours']:.1f} | {rate['ref']:.1f} |")
+    print(f"| the 48-token answer, seconds | {n / rate['ours']:.2f} | {n / rate['ref']:.2f} |")
+    print(f"| ratio ours/HF (tokens per second) | {rate['ours'] / rate['ref']:.2f} | |")
+    print(f"| the same {n} tokens | {same} | |")
+    with torch.inference_mode():
+        answer = generate(ours, prompt, 96, stop={tokenizer.eos_token_id}).written
+        seconds = statistics.median(wall(lambda: generate(ours, prompt, 96, stop={tokenizer.eos_token_id}))
+                                    for _ in range(rounds))
+    print(f"\nThe answer, to its end of turn ({answer.numel()} tokens, {seconds:.2f} s, median of {rounds}): "
+          f"{tokenizer.decode(answer, skip_special_tokens=True)!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lengths", type=int, nargs="+", default=[32, 128, 512])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    found = packaged()
+    convert, imports, load = starts()
+    print(f"# SmolLM2-135M-Instruct, {args.threads} threads, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}\n")
+    print(f"Start: the GGUF converted into an empty cache (first start only, in a process apart) {convert:.1f} s; "
+          f"a fresh process's imports of torch and transformers {imports:.1f} s; then the model (memory-mapped) "
+          f"and its tokenizer read from the cache (every later start) {load:.2f} s.\n")
+    directory = converted(found)
+    formula = Llama.from_pretrained(directory)
+    ours = accelerate(Llama.from_pretrained(directory))  # the same file mapped twice: one copy of the weights
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(
+        str(found.gguf.parent), gguf_file=found.gguf.name, attn_implementation="eager", dtype=torch.float32).eval()
+    forward_ratios(ours, formula, theirs, tokenizer, args.lengths, args.rounds)
+    generation(ours, theirs, tokenizer, args.rounds)
+
+
+if __name__ == "__main__":
+    run(__file__, main)
