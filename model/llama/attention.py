@@ -19,7 +19,6 @@ from model.masks import merge_masks
 from model.trace import AttentionTrace
 
 
-@functools.lru_cache(maxsize=16)
 def inverse_frequencies(head_dim: int, theta: float) -> Tensor:
     """theta^(-2i/d) for i = 0 .. d/2 - 1, float32 (as Hugging Face computes them). Remembered: never written to."""
     return 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
@@ -30,8 +29,13 @@ def rotation(start: int, length: int, head_dim: int, theta: float) -> tuple[Tens
     """cos and sin (T, d) of the angles m theta_i at positions m = start .. start + length - 1, each frequency twice
     (the two halves). Remembered for the few last (start, length): every layer of a pass asks for the same, and a
     step of generation asks 30 times (a pure function of its arguments; the tensors are never written to)."""
-    positions = torch.arange(start, start + length)
-    angles = positions.float()[:, None] * inverse_frequencies(head_dim, theta)[None, :]  # (T, d/2)
+    with torch.inference_mode(False), torch.no_grad():  # plain tensors: a pass under autograd uses them too
+        return traced_rotation(torch.arange(start, start + length), head_dim, theta)
+
+
+def traced_rotation(positions: Tensor, head_dim: int, theta: float) -> tuple[Tensor, Tensor]:
+    """rotation's cos and sin from a positions tensor, as a traced graph records them (from the input's length)."""
+    angles = positions.float()[:, None] * inverse_frequencies(head_dim, theta)[None, :]
     both = torch.cat((angles, angles), dim=-1)
     return both.cos(), both.sin()
 
@@ -75,7 +79,10 @@ class RotaryGroupedAttention(nn.Module):
         keys and the values before (a cache, kv heads wide). The rest as MultiHeadAttention.attend."""
         B, L, _ = query.shape
         start = 0 if past is None else past.length
-        cos, sin = rotation(start, L, self.head_dim, self.theta)
+        if torch.jit.is_tracing():  # a traced pass (model.compiled) takes any length: computed from the input's
+            cos, sin = traced_rotation(start + torch.arange(query.size(1)), self.head_dim, self.theta)
+        else:
+            cos, sin = rotation(start, L, self.head_dim, self.theta)
         q = rotate(self._heads(self.q_proj(query), self.num_heads), cos, sin)  # (B, nh, L, d)
         k = rotate(self._heads(self.k_proj(query), self.kv_heads), cos, sin)  # (B, kv, L, d)
         v = self._heads(self.v_proj(query), self.kv_heads)

@@ -14,6 +14,9 @@ from torch import Tensor, nn
 
 from locales import N_
 from model.decoder_only import CausalLMOutput, DecoderOnly
+from model.facts import ModelFacts
+from model.family import Capability
+from model.kinds import ModelKind
 from model.layers import Block
 from model.llama.attention import RotaryGroupedAttention
 from model.llama.config import LlamaConfig
@@ -46,6 +49,7 @@ class SwiGLU(nn.Module):
 
 
 LlamaOutput = CausalLMOutput  # what Llama.forward returns
+CAPABILITIES = frozenset({Capability.CAUSAL, Capability.GENERATION})  # what a Llama can do (model.family)
 
 
 class Llama(DecoderOnly):
@@ -67,6 +71,16 @@ class Llama(DecoderOnly):
             for _ in range(c.num_hidden_layers))
         self.norm = nn.RMSNorm(c.hidden_size, eps=c.rms_norm_eps)
         self.lm_head = None if c.tie_word_embeddings else nn.Linear(c.hidden_size, c.vocab_size, bias=False)
+
+    @property
+    def facts(self) -> ModelFacts:
+        """A causal language model: Pre-RMSNorm, a final norm, rotary positions, SwiGLU, grouped key/value heads."""
+        c = self.config
+        return ModelFacts(ModelKind.LLAMA, c.num_hidden_layers, c.num_attention_heads, c.hidden_size,
+                          c.intermediate_size, "silu", norm_first=True, final_norm=True, positional="rotary",
+                          max_positions=c.max_position_embeddings, vocab_size=c.vocab_size, token_scale=False,
+                          capabilities=CAPABILITIES, kv_heads=c.num_key_value_heads, rms_norm=True, gated=True,
+                          rope_base=c.rope_theta)
 
     def embed(self, input_ids, token_type_ids=None, record=False, past: int = 0) -> tuple[Tensor, None]:
         """(B, T) ids -> W_E[ids] (B, T, E): no position added (RoPE rotates q and k inside attention), so no

@@ -7,6 +7,7 @@ import torch
 
 from model.compiled import CompiledPass, compiled_pass
 from model.gpt import GPT, GPTConfig
+from model.llama import Llama, LlamaConfig
 from model.text_models import TextConfig, TextEncoder
 
 MAX = 64
@@ -22,12 +23,23 @@ MODELS = {
     "post-LN sinusoidal gelu": dict(),
     "pre-LN learned relu": dict(norm_first=True, positional="learned", activation="relu"),
     "gpt": None,  # a causal language model: its causal mask is built inside the graph, at every length
+    "llama": None,  # RoPE's rotation too, and grouped key/value heads
 }
 
 
 def gpt():
     torch.manual_seed(1)
     return GPT(GPTConfig(99, MAX, 32, 3, 4, n_inner=48)).eval()
+
+
+def llama():
+    torch.manual_seed(1)
+    model = Llama(LlamaConfig(99, 32, 48, 3, 4, 2, 8, max_position_embeddings=MAX)).eval()
+    with torch.no_grad():
+        for block in model.blocks:  # norms start at 1, projections small: make the rotation matter
+            block.self_attn.q_proj.weight.mul_(8)
+            block.norm1.weight.add_(0.3 * torch.randn(32))
+    return model
 
 
 def eager(model, ids):
@@ -40,7 +52,7 @@ def eager(model, ids):
 
 @pytest.mark.parametrize("which", MODELS)
 def test_the_compiled_pass_equals_the_recorded_pass_at_every_length(tiny_bert, which):
-    model = tiny_bert if which == "bert" else gpt() if which == "gpt" else text_encoder(**MODELS[which])
+    model = {"bert": lambda: tiny_bert, "gpt": gpt, "llama": llama}.get(which, lambda: text_encoder(**MODELS[which]))()
     compiled = compiled_pass(model, MAX)
     assert isinstance(compiled, CompiledPass)  # this torch traces it: the app takes the fast path
     g = torch.Generator().manual_seed(3)

@@ -103,6 +103,6 @@ def test_summary_and_checks():
         ModelFacts("", 1, 1, 8, 8, "gelu", False, False, "learned", 8, 8)
     assert ModelFacts("rnn", 1, 1, 8, 8, "gelu", False, False, "learned", 8, 8).kind == "rnn"  # a new family's own
     with pytest.raises(ValueError, match="positional"):
-        ModelFacts("encoder", 1, 1, 8, 8, "gelu", False, False, "rotary", 8, 8)
+        ModelFacts("encoder", 1, 1, 8, 8, "gelu", False, False, "alibi", 8, 8)  # not one of POSITIONAL_KINDS
     with pytest.raises(ValueError, match="multiple of heads"):
         ModelFacts("encoder", 1, 3, 8, 8, "gelu", False, False, "learned", 8, 8)

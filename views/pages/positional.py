@@ -1,4 +1,7 @@
-"""Positional encoding: the sinusoidal table, its curves, position similarity, and a model's learned positions."""
+"""Positional encoding: the sinusoidal table, its curves, position similarity, and a model's learned positions (or
+its rotation, RoPE)."""
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
@@ -18,6 +21,7 @@ BASES = (100, 1000, 10000, 100000)
 SIMILARITIES = {"dot": N_("dot product"), "cosine": N_("cosine (divided by the norms)")}
 DEFAULT_CURVE_DIMS = (0, 1, 16, 32)  # a fast sin/cos pair and two slower waves
 MAX_CURVES = 16  # each curve sends its positions and values: 16 x 2048 points stay under 0.5 MB
+MAX_ROTARY_ROWS = 2048  # RoPE's table is drawn for at most the page's own number of positions
 
 
 def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
@@ -31,24 +35,43 @@ def pe_table(num_positions: int, d_model: int, base: int) -> np.ndarray:
                          kind=Kind.TABLE)
 
 
-def learned_positions(choice: Choice) -> tuple[np.ndarray | None, str]:
-    """The model's position embeddings (max_positions, E) and what they are, or None and why there are none."""
+@dataclass(frozen=True)
+class ModelPositions:
+    """What the chosen model does with positions: its table (positions x dimensions) or None, and what it is."""
+
+    table: np.ndarray | None  # learned: (max_positions, E); rotary: the angles' sin and cos (positions, head_dim)
+    note: str
+    rotary: bool = False
+
+
+def model_positions(choice: Choice) -> ModelPositions:
+    """The model's position embeddings or RoPE's rotation, and what they are, or None and why there are none."""
     try:
         loaded = loaded_model(choice)
     except Exception as e:  # noqa: BLE001 - a missing package, an unreadable checkpoint: say so, keep the rest
-        return None, failure(_("The model"), e)
+        return ModelPositions(None, failure(_("The model"), e))
     facts, random = loaded.facts, loaded.source.can(Capability.CONFIGURABLE)
     # The random model's label ends with its whole configuration (for logs): its settings are in the sidebar
     model = _("The random model") if random else loaded.source.label
+    if facts.positional == "rotary":
+        d, base = facts.head_dim, int(facts.rope_base)
+        note = _("{model} adds no position vector: RoPE rotates each head's query and key (head_dim {d}) pair by "
+                 "pair, pair i by the angle position × θᵢ, θᵢ = {base}^(−2i/{d}). These are the sines and cosines of "
+                 "those angles: the sinusoidal table with d = {d} and base {base}, turning q and k instead of added "
+                 "to x. The fastest pair turns once every {fast:.3g} positions, the slowest once every {slow:,.0f}"
+                 ).format(model=model, d=d, base=f"{base:,}", fast=2 * np.pi,
+                          slow=2 * np.pi * base ** ((d - 2) / d))
+        return ModelPositions(pe_table(min(facts.max_positions, MAX_ROTARY_ROWS), d, base), note, rotary=True)
     if facts.positional == "sinusoidal":
-        return None, _("{model} adds the sinusoidal table itself (base 10000, d_model = {d_model}); choose a BERT "
-                       "model or a random model with learned positions in the sidebar to compare.").format(
-            model=model, d_model=facts.d_model)
+        return ModelPositions(None, _(
+            "{model} adds the sinusoidal table itself (base 10000, d_model = {d_model}); choose a BERT model or a "
+            "random model with learned positions in the sidebar to compare.").format(model=model,
+                                                                                      d_model=facts.d_model))
     if random:
         note = _("{model}: learned positions, untrained (random)")
     else:
         note = _("{model}: learned during pre-training")
-    return loaded.model.position_vectors().detach().numpy(), note.format(model=model)
+    return ModelPositions(loaded.model.position_vectors().detach().numpy(), note.format(model=model))
 
 
 def sampled(table: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -99,10 +122,10 @@ def view(page: Page) -> None:
         first, last = last, first
 
     table = pe_table(num_positions, d_model, base)  # (P, d)
-    learned, learned_note = learned_positions(page.choice)  # (max_positions, E) or None
-    tables(table, learned, learned_note, num_positions, first, last, base)
+    positions = model_positions(page.choice)
+    tables(table, positions, num_positions, first, last, base)
     waves(table, d_model, base)
-    similarities(table, learned, num_positions, cosine)
+    similarities(table, positions, num_positions, cosine)
 
 
 def table_csv(table: np.ndarray) -> bytes:
@@ -112,9 +135,9 @@ def table_csv(table: np.ndarray) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num_positions: int, first: int,
-           last: int, base: int) -> None:
-    """The sinusoidal table beside the model's learned positions (or why it has none)."""
+def tables(table: np.ndarray, model: ModelPositions, num_positions: int, first: int, last: int, base: int) -> None:
+    """The sinusoidal table beside the model's learned positions or rotation (or why it has none)."""
+    learned = model.table
     d_model = table.shape[1]
     st.header(_("The table: positions × dimensions"))
     left, right = st.columns(2)
@@ -127,17 +150,23 @@ def tables(table: np.ndarray, learned: np.ndarray | None, learned_note: str, num
     downloads.button(_("Download the sinusoidal table (CSV)"), lambda: table_csv(table),
                      f"sinusoidal_table_d{d_model}_base{base}.csv", "text/csv", left)
     if learned is None:
-        right.info(learned_note)
+        right.info(model.note)
         return
     rows = learned[:num_positions]  # (P', E)
     lf, ll = min(first, rows.shape[1] - 1), min(last, rows.shape[1] - 1)
     l_shown, l_positions, l_dims, ls = sampled(rows, lf, ll)
+    if model.rotary:
+        title = _("RoPE: sin and cos of position × θᵢ, {positions} positions × {dims} dims").format(
+            positions=rows.shape[0], dims=rows.shape[1])
+        streamlit_chart(table_heatmap(l_shown, l_positions, l_dims, title=title), "rotary-table", right)
+        right.caption(model.note + "." + thinned(ls))
+        return
     title = _("Learned, {positions} positions × {dims} dims").format(positions=learned.shape[0],
                                                                      dims=learned.shape[1])
     streamlit_chart(table_heatmap(l_shown, l_positions, l_dims, limit=robust_limit(l_shown), title=title),
                     "learned-table", right)
     right.caption(_("{note}. Colour range: ± the 99th percentile of |value|, so a few large values saturate "
-                    "instead of washing out the rest.").format(note=learned_note) + thinned(ls))
+                    "instead of washing out the rest.").format(note=model.note) + thinned(ls))
 
 
 def waves(table: np.ndarray, d_model: int, base: int) -> None:
@@ -156,8 +185,9 @@ def waves(table: np.ndarray, d_model: int, base: int) -> None:
         st.info(_("Pick dimensions to plot their sine or cosine against the position."))
 
 
-def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: int, cosine: bool) -> None:
-    """Every pair of positions compared, sinusoidal beside learned."""
+def similarities(table: np.ndarray, model: ModelPositions, num_positions: int, cosine: bool) -> None:
+    """Every pair of positions compared, sinusoidal beside learned (or RoPE's rotation)."""
+    learned = model.table
     st.header(_("Similarity of every pair of positions"))
     left, right = st.columns(2)
     s = stride_for(num_positions, num_positions)
@@ -170,6 +200,14 @@ def similarities(table: np.ndarray, learned: np.ndarray | None, num_positions: i
         return
     rows = learned[:num_positions]
     ls = stride_for(rows.shape[0], rows.shape[0])
+    if model.rotary:
+        title = _("RoPE: cosine") if cosine else _("RoPE: R · Rᵀ")
+        streamlit_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, title=title),
+                        "rotary-similarity", right)
+        right.caption(_("A query rotated to position p meets a key rotated to q through cos((p − q)·θᵢ) in each "
+                        "pair: RoPE's scores depend on the distance p − q alone, as this table's diagonals show.")
+                      + thinned(ls, False))
+        return
     limit = None if cosine else robust_limit(similarity(rows[::ls]))
     title = _("Learned: cosine") if cosine else _("Learned: P · Pᵀ")
     streamlit_chart(similarity_heatmap(rows[::ls], np.arange(0, rows.shape[0], ls), cosine=cosine, limit=limit,
