@@ -65,6 +65,7 @@ class ModelFacts:
     rms_norm: bool = False  # its norms are RMSNorm (no mean, no bias), not LayerNorm
     gated: bool = False  # its feed-forward is gated: down(act(gate(h)) * up(h)) (SwiGLU with SiLU), no biases
     rope_base: float = 0.0  # rotary positions: pair i of a head turns by position x rope_base^(-2i/head_dim)
+    biases: bool = True  # its projections and feed-forward add biases (Llama's have none)
 
     def __post_init__(self):
         if not isinstance(self.kind, str) or not self.kind:

@@ -80,7 +80,7 @@ class Llama(DecoderOnly):
                           c.intermediate_size, "silu", norm_first=True, final_norm=True, positional="rotary",
                           max_positions=c.max_position_embeddings, vocab_size=c.vocab_size, token_scale=False,
                           capabilities=CAPABILITIES, kv_heads=c.num_key_value_heads, rms_norm=True, gated=True,
-                          rope_base=c.rope_theta)
+                          rope_base=c.rope_theta, biases=False)
 
     def embed(self, input_ids, token_type_ids=None, record=False, past: int = 0) -> tuple[Tensor, None]:
         """(B, T) ids -> W_E[ids] (B, T, E): no position added (RoPE rotates q and k inside attention), so no

@@ -78,3 +78,15 @@ def test_its_facts_say_what_it_is(directory):
     assert (facts.heads, facts.key_value_heads, facts.head_dim, facts.positional) == (4, 2, 16, "rotary")
     assert facts.summary() == ("2 layers, 4 heads over 2 key/value heads, d_model 64, d_ff 96, SwiGLU, "
                                "Pre-RMSNorm, rotary positions (RoPE)")
+
+
+def test_the_step_by_step_page_writes_llama_s_own_formulas():
+    at = apptest.open_page("steps", model=KEY, text=TEXT, layer="1", head="3")
+    assert not at.exception
+    formulas = " ".join(e.value for e in at.latex)
+    assert r"Q = \mathrm{RoPE}(\mathrm{RMSNorm}(X)\,W_Q^{(3)})" in formulas
+    assert r"V = \mathrm{RMSNorm}(X)\,W_V^{(1)}" in formulas  # query head 3 reads key/value head 1
+    assert r"W_{\text{gate}}" in formulas and "b_Q" not in formulas and "b_O" not in formulas
+    assert r"\mathrm{LN}" not in formulas
+    said = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
+    assert "shared by query heads 2–3" in said and "Pre-RMSNorm" in said and "RMSNorm(Z)" in said

@@ -12,6 +12,7 @@ from locales import _
 from model.family import Capability
 from model.masks import is_blocked
 from views.charts.mounted import show_chart
+from views.pages.steps_notation import Notation
 from views.shell import lecture
 from views.shell.frame import Page
 from views.widgets import downloads, notices, state
@@ -132,17 +133,24 @@ def view(page: Page) -> None:
     notices.show_notices()
     shown = View(labels, row0, min(T, row0 + MAX_ROWS), dim0, only)
 
-    pre_ln = facts.norm_first
+    pre_ln, n = facts.norm_first, Notation.of(facts)
     sizes = dict(d_model=d_model, heads=run.num_heads, d_k=d_k, d_ff=d_ff, T=T)
     where = st.sidebar if only else st
-    where.info((_("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
-               "$y = x + f(\\mathrm{{LN}}(x))$. d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, "
-               "T = {T} tokens.") if pre_ln else
-             _("**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \\mathrm{{LN}}(x + f(x))$. "
-               "d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")).format(**sizes))
+    if facts.rms_norm:
+        norms = _("**Pre-RMSNorm**: each sub-layer reads RMSNorm(x) = x / rms(x) · g (no mean taken away, no bias) "
+                  "and adds its output to x: $y = x + f(\\mathrm{{RMSNorm}}(x))$. d_model = {d_model}, {heads} heads "
+                  "of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
+    elif pre_ln:
+        norms = _("**Pre-LN**: each sub-layer reads LayerNorm(x) and adds its output to x unnormalised: "
+                  "$y = x + f(\\mathrm{{LN}}(x))$. d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, "
+                  "T = {T} tokens.")
+    else:
+        norms = _("**Post-LN**: each sub-layer reads x; the sum is normalised after: $y = \\mathrm{{LN}}(x + f(x))$. "
+                  "d_model = {d_model}, {heads} heads of d_k = {d_k}, d_ff = {d_ff}, T = {T} tokens.")
+    where.info(norms.format(**sizes))
     input_step(shown, run, layer, sa_block, facts)
-    attention_steps(shown, attn, sa_block, head, pre_ln)
-    output_steps(shown, run, layer, facts)
+    attention_steps(shown, attn, sa_block, head, pre_ln, n)
+    output_steps(shown, run, layer, facts, n)
     # the heatmaps' numbers, every token and dimension (the charts show a window of them)
     downloads.button(_("Download every matrix of these steps (NumPy .npz)"), lambda: npz(shown.matrices),
                      f"matrices_layer{layer}_head{head}.npz", "application/octet-stream", where)
@@ -171,22 +179,34 @@ def input_step(shown: View, run, layer: int, sa_block, facts) -> None:
         step(shown, _("1. X: the input of layer {layer}").format(layer=layer),
              rf"X = Z_{{{layer - 1}}}" if layer else r"X = E", [Panel("X", "T, d_model", rows_of(sa_block.input))],
              _("The output Z of layer {previous}.").format(previous=layer - 1) if layer else
-             _("The embedded tokens."))
+             _("The embedded tokens: no position is added, RoPE turns q and k by position in every layer (step 2).")
+             if facts.positional == "rotary" else _("The embedded tokens."))
 
 
-def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> None:
+def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool, n: Notation) -> None:
     """2-10: one head's Q, K, V, scores, mask, softmax and A V; the heads concatenated, W_O, Add (& Norm)."""
     T, d_model, d_k = attn.output.shape[-2], attn.output.shape[-1], attn.q.shape[-1]  # (1, T, d_model), (1, h, T, d_k)
-    x_in = r"\mathrm{LN}(X)" if pre_ln else "X"
-    qkv = [Panel(_("{name} (head {head})").format(name=n, head=head), "T, d_k", rows_of(part[0, head])) for n, part in
+    x_in = rf"{n.norm}(X)" if pre_ln else "X"
+    qkv = [Panel(_("{name} (head {head})").format(name=m, head=head), "T, d_k", rows_of(part[0, head])) for m, part in
            (("Q", attn.q), ("K", attn.k), ("V", attn.v))]
     if pre_ln:
-        qkv.insert(0, Panel("LN(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
+        qkv.insert(0, Panel(f"{n.name}(X)", "T, d_model", rows_of(sa_block.sublayer_in)))
+    kv = head // n.group
+    projections = [(m, rf"{x_in}\,W_{m}^{{({head if m == 'Q' else kv})}}{n.b(m)}") for m in "QKV"]
+    note = _("Head {head} uses columns {first}–{last} of the full projections.").format(
+        head=head, first=head * d_k, last=(head + 1) * d_k - 1)
+    if n.group > 1:
+        note = _("Head {head} uses columns {first}–{last} of W_Q; its K and V are key/value head {kv}'s (columns "
+                 "{kv_first}–{kv_last} of W_K and W_V), shared by query heads {a}–{b}.").format(
+            head=head, first=head * d_k, last=(head + 1) * d_k - 1, kv=kv, kv_first=kv * d_k,
+            kv_last=(kv + 1) * d_k - 1, a=kv * n.group, b=(kv + 1) * n.group - 1)
+    if n.rotary:
+        note += " " + _("Q and K are shown rotated (RoPE): in the row of position m, the pair of dimensions (i, i + "
+                        "d_k/2) turned by the angle m × θᵢ.")
     step(shown, _("2. Q, K, V of the head"),
          # each equation whole; a narrow column breaks the line between them (views/shell/formulas.py)
-         r",\quad\allowbreak ".join(rf"{{{n} = {x_in}\,W_{n}^{{({head})}} + b_{n}}}" for n in "QKV"), qkv,
-         _("Head {head} uses columns {first}–{last} of the full projections.").format(
-             head=head, first=head * d_k, last=(head + 1) * d_k - 1))
+         r",\quad\allowbreak ".join(rf"{{{m} = \mathrm{{RoPE}}({p})}}" if n.rotary and m != "V" else rf"{{{m} = {p}}}"
+                                    for m, p in projections), qkv, note)
 
     scaled = rows_of(attn.scores[0, head])  # (T, T) q.k * scale
     raw = scaled / np.float32(attn.scale)  # (T, T) q.k
@@ -210,11 +230,11 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
     step(shown, _("8. Concatenate the heads"), r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
          [Panel(_("concat"), "T, d_model", concat, start=lo, highlight=(lo, lo + d_k))],
          _("The box marks head {head}'s columns {first}–{last}.").format(head=head, first=lo, last=lo + d_k - 1))
-    step(shown, _("9. Output projection W_O"), r"\mathrm{MHA} = \mathrm{Concat}(\dots)\,W_O + b_O",
+    step(shown, _("9. Output projection W_O"), rf"\mathrm{{MHA}} = \mathrm{{Concat}}(\dots)\,W_O{n.b('O')}",
          [Panel(_("MHA output"), "T, d_model", rows_of(attn.output))])
 
     if pre_ln:
-        step(shown, _("10. Add (Pre-LN: no norm after)"), r"Y = X + \mathrm{MHA}(\mathrm{LN}(X))",
+        step(shown, _("10. Add (Pre-LN: no norm after)"), rf"Y = X + \mathrm{{MHA}}({n.norm}(X))",
              [Panel("Y = X + MHA", "T, d_model", rows_of(sa_block.output))])
     else:
         step(shown, _("10. Add & Norm"), r"Y = \mathrm{LayerNorm}(X + \mathrm{MHA}(X))",
@@ -222,29 +242,39 @@ def attention_steps(shown: View, attn, sa_block, head: int, pre_ln: bool) -> Non
               Panel("Y", "T, d_model", rows_of(sa_block.output))])
 
 
-def output_steps(shown: View, run, layer: int, facts) -> None:
+def output_steps(shown: View, run, layer: int, facts, n: Notation) -> None:
     """11-12: the feed-forward network and the layer's output."""
     lt = run.trace.layers[layer]
     ffn_block = lt.ffn_block
     pre_ln = facts.norm_first
     act = facts.activation.upper()
-    y_in = r"\mathrm{LN}(Y)" if pre_ln else "Y"
-    ffn = [Panel(_("hidden = {activation}(…)").format(activation=act), "T, d_ff", rows_of(lt.ffn_hidden)),
+    y_in = rf"{n.norm}(Y)" if pre_ln else "Y"
+    hidden = _("hidden = {activation}(gate) ⊙ up").format(activation=act) if n.gated else _(
+        "hidden = {activation}(…)").format(activation=act)
+    ffn = [Panel(hidden, "T, d_ff", rows_of(lt.ffn_hidden)),
            Panel(_("FFN output"), "T, d_model", rows_of(ffn_block.sublayer_out))]
     if pre_ln:
-        ffn.insert(0, Panel("LN(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
-    step(shown, _("11. Feed-forward network"), rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1 + b_1)\,W_2 + b_2", ffn)
+        ffn.insert(0, Panel(f"{n.name}(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
+    gate, up, down = (rf"W_{{\text{{{w}}}}}" for w in ("gate", "up", "down"))
+    formula = (rf"\mathrm{{FFN}} = \big(\mathrm{{{act}}}({y_in}\,{gate}) \odot {y_in}\,{up}\big)\,{down}"
+               if n.gated else rf"\mathrm{{FFN}} = \mathrm{{{act}}}({y_in}\,W_1{n.b('1')})\,W_2{n.b('2')}")
+    step(shown, _("11. Feed-forward network"), formula, ffn,
+         _("SwiGLU: the gate, through SiLU, scales the up projection element by element.") if n.gated else "")
     if pre_ln:
         last = layer == run.num_layers - 1 and facts.final_norm
-        step(shown, _("12. Add: the layer's output"), r"Z = Y + \mathrm{FFN}(\mathrm{LN}(Y))",
+        step(shown, _("12. Add: the layer's output"), rf"Z = Y + \mathrm{{FFN}}({n.norm}(Y))",
              [Panel("Z", "T, d_model", rows_of(ffn_block.output))]
-             + ([Panel(_("final LN(Z)"), "T, d_model", rows_of(run.trace.output))] if last else []),
-             _("A Pre-LN stack ends with one more LayerNorm after the last layer.") if last else "")
+             + ([Panel(_("final {norm}(Z)").format(norm=n.name), "T, d_model", rows_of(run.trace.output))]
+                if last else []),
+             (_("A Pre-RMSNorm stack ends with one more RMSNorm after the last layer.") if facts.rms_norm else
+              _("A Pre-LN stack ends with one more LayerNorm after the last layer.")) if last else "")
     else:
         step(shown, _("12. Add & Norm: the layer's output"), r"Z = \mathrm{LayerNorm}(Y + \mathrm{FFN}(Y))",
              [Panel("Y + FFN", "T, d_model", rows_of(ffn_block.residual)),
               Panel("Z", "T, d_model", rows_of(ffn_block.output))])
     (st.sidebar if shown.only else st).caption(
         _("Z is the input of layer {next}.").format(next=layer + 1) if layer < run.num_layers - 1
+        else _("RMSNorm(Z) times the output matrix gives each position's next-token scores.")
+        if facts.can(Capability.GENERATION) and facts.rms_norm
         else _("LN(Z) times the token embedding (the tied output) gives each position's next-word scores.")
         if facts.can(Capability.GENERATION) else _("Z is the encoder's output."))
