@@ -90,3 +90,14 @@ def test_the_step_by_step_page_writes_llama_s_own_formulas():
     assert r"\mathrm{LN}" not in formulas
     said = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
     assert "shared by query heads 2–3" in said and "Pre-RMSNorm" in said and "RMSNorm(Z)" in said
+
+
+def test_the_lens_rollout_and_masks_pages_name_its_parts():
+    at = apptest.open_page("language-model", model=KEY, prompt=TEXT, part="lens")
+    assert not at.exception
+    assert any(r"\mathrm{RMSNorm}" in e.value for e in at.latex)
+    assert any("W_out: its output matrix" in c.value for c in at.caption)
+    at = apptest.open_page("rollout", model=KEY, text=TEXT)
+    assert any("RoPE adds no position vector" in c.value for c in at.caption)
+    at = apptest.open_page("masks", model=KEY, text=TEXT, mask="none")
+    assert any("causal mask is always on" in i.value for i in at.info)

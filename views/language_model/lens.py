@@ -1,4 +1,4 @@
-"""Layers (logit lens): each layer's output at each position of the prompt, read out through the final LayerNorm and
+"""Layers (logit lens): each layer's output at each position of the prompt, read out through the final norm and
 the output tied to the token embedding, as if that layer were the last (model.causal.logit_lens). Where does the model
 settle on the word it predicts? The last layer's row is the model's own distribution."""
 import io
@@ -51,7 +51,9 @@ def section(lm: LanguageModel) -> None:
     token = lm.reader.token
     top_words = [[[token(i) for i in cell] for cell in row[shown]] for row in top_ids.tolist()]
     columns = [f"{t} → {token(int(p))}" for t, p in zip(lm.tokens[shown], final[shown])]
-    st.latex(r"p^{(l)}_t = \mathrm{softmax}\big(W_E\,\mathrm{LayerNorm}(h^{(l)}_t)\big)")
+    rms = lm.loaded.facts.rms_norm
+    st.latex(r"p^{(l)}_t = \mathrm{softmax}\big(W_{\text{out}}\,\mathrm{RMSNorm}(h^{(l)}_t)\big)" if rms else
+             r"p^{(l)}_t = \mathrm{softmax}\big(W_E\,\mathrm{LayerNorm}(h^{(l)}_t)\big)")
     show_chart(lens_figure(final_p[:, shown], top_words, top_p[:, shown], rank[:, shown], columns,
                            _("Each layer read out as if it were the last"),
                            columns=_("position: the word read → the word the model predicts next"),
@@ -60,7 +62,9 @@ def section(lm: LanguageModel) -> None:
                key="lm-lens")
     st.caption(_("Each cell: the word that layer would predict next, and its probability; the colour is that layer's "
                  "probability of the word the model finally predicts (hover for the top five and its rank). The last "
-                 "layer's row is the model's own distribution. W_E: the token embedding, which the output shares."))
+                 "layer's row is the model's own distribution.") + " " + (
+        _("RMSNorm: the model's final norm; W_out: its output matrix.") if rms else
+        _("W_E: the token embedding, which the output shares.")))
     if len(lm.ids) > COLUMNS:
         st.caption(_("The prompt's last {n} positions of {total}.").format(n=COLUMNS, total=len(lm.ids)))
     downloads.button(_("Download the logit lens (NumPy .npz)"), lambda: npz_of(lm, lens), "language_model_lens.npz",

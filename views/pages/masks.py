@@ -188,8 +188,8 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
 
 
 def causal_model_note() -> None:
-    """A GPT reads with its causal mask always on: what a page's mask adds is on top of it."""
-    st.info(_("This model is a causal language model (a GPT): its **causal mask is always on**, whatever you pick "
-              "here. Each word sees itself and the words before it, never a later one, because it is trained to "
-              "write the next word. *None* and *Causal* are the same map; *Padding* and *Custom* block keys on top "
-              "of it."), icon=":material/block:")
+    """A causal language model reads with its causal mask always on: what a page's mask adds is on top of it."""
+    st.info(_("This model is a causal language model (a GPT, a Llama): its **causal mask is always on**, whatever "
+              "you pick here. Each token sees itself and the tokens before it, never a later one, because it is "
+              "trained to write the next one. *None* and *Causal* are the same map; *Padding* and *Custom* block "
+              "keys on top of it."), icon=":material/block:")

@@ -105,9 +105,14 @@ def view(page: Page) -> None:
         token=html.escape(run.tokens[query]))
     show_chart(saliency_bars(signed, norm, run.tokens, _("Gradient × input: saliency of the norm of {what}").format(
         what=of)), key="saliency")
-    st.caption(_("x is the vector each token enters the first layer with (token + position embeddings, after their "
-                 "layer norm); y is the norm of the output named above. Σ x·∂y/∂x is the first-order share of y "
-                 "each token accounts for; the grey bar is its size, whatever the sign."))
+    facts = page.model().facts
+    x_is = (_("x is the vector each token enters the first layer with (token + position embeddings, after their "
+              "layer norm)") if facts.embedding_norm else
+            _("x is the vector each token enters the first layer with (its token embedding: RoPE adds no position "
+              "vector)") if facts.positional == "rotary" else
+            _("x is the vector each token enters the first layer with (its token and position embeddings)"))
+    st.caption(x_is + _("; y is the norm of the output named above. Σ x·∂y/∂x is the first-order share of y each "
+                        "token accounts for; the grey bar is its size, whatever the sign."))
 
     downloads.button(_("Download the rollout, flow and saliency (NumPy .npz)"),
                      lambda: npz_of(run, rollouts, upto, query, flow, signed, norm, target), "rollout.npz",
