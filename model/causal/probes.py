@@ -9,6 +9,8 @@ word i, i - L + 1 here, and copies what it finds there.
 
     induction score of a head      = mean over L <= i <= 2L-1 of attention(i -> i - L + 1)
     previous-token score of a head = mean over i >= 1 of attention(i -> i - 1)
+    sink score of a head           = mean over i >= 1 of attention(i -> 0): the share a head leaves on the first
+                                     token whatever it is (the attention sink of trained LLMs, Xiao et al. 2023)
 
 On a text that is not a probe (a page's own text), the induction score averages attention(i -> j + 1) over every i
 whose word occurred before at some j < i - 1 (its latest earlier occurrence).
@@ -51,6 +53,12 @@ def induction_scores(attentions, length: int = PROBE_LENGTH) -> Tensor:
 def previous_token_scores(attentions) -> Tensor:
     """(layers, heads): each head's mean attention from i to i - 1 (i >= 1); attentions: one (B, nh, T, T) per layer."""
     return torch.stack([a.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2)) for a in attentions])
+
+
+def sink_scores(attentions) -> Tensor:
+    """(layers, heads): each head's mean attention from i to the first token (i >= 1; the first token can only see
+    itself); attentions: one (B, nh, T, T) per layer."""
+    return torch.stack([a[:, :, 1:, 0].mean(dim=(0, 2)) for a in attentions])
 
 
 def text_induction_scores(attentions, ids) -> Tensor | None:

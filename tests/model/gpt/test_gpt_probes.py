@@ -9,6 +9,7 @@ from model.causal.probes import (
     induction_scores,
     previous_token_scores,
     repeat_probes,
+    sink_scores,
     text_induction_scores,
 )
 from model.gpt.vocabulary import UNK_ID, WordVocabulary, words_of
@@ -56,6 +57,17 @@ def test_induction_and_previous_token_scores_read_the_right_cells():
     on_text = text_induction_scores([induction], ids)
     assert on_text is not None and on_text.shape == (1, 1)
     assert text_induction_scores([induction], torch.arange(T)) is None  # nothing repeats
+
+
+def test_a_sink_score_is_the_attention_left_on_the_first_token():
+    T = 6
+    sink, spread = torch.zeros(2, 3, T, T), torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1)[:, None]
+    sink[:, :, :, 0] = 1
+    sink[:, 1, 3] = torch.tensor([0.5, 0, 0, 0.5, 0, 0])  # head 1 leaves half of one row elsewhere
+    scores = sink_scores([sink, spread.expand(2, 3, T, T)])
+    assert scores.shape == (2, 3)
+    torch.testing.assert_close(scores[0], torch.tensor([1.0, 1 - 0.5 / (T - 1), 1.0]))  # row 0 (itself) not counted
+    torch.testing.assert_close(scores[1], torch.full((3,), float(np.mean([1 / (i + 1) for i in range(1, T)]))))
 
 
 def test_the_circuit_is_the_smallest_cheapest_set_per_layer_that_breaks_copying():
