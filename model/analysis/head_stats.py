@@ -7,6 +7,8 @@ Every property is a mean over the query rows of one head's map p (T queries x T 
             head looks from a repeated token to the token that followed it last time (only the queries whose token
             occurred before; NaN when none did)
   self      p_ii                            special  sum of p_ij over the special tokens' positions j
+  first     p_i,0 (queries 1..T-1): the share left on the first token, whatever it is (the attention sink of
+            trained LLMs: a Llama without a [CLS] parks attention there)
   same      sum of p_ij over the other positions j holding the same token id as i (only the queries whose token
             occurs again; NaN when no token does)
   distance  sum_j p_ij |i - j| (tokens)
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-PROPERTIES = ("entropy", "previous", "induction", "next", "self", "special", "same", "distance")
+PROPERTIES = ("entropy", "previous", "induction", "next", "self", "special", "first", "same", "distance")
 
 
 def induction_pairs(ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -61,6 +63,7 @@ def _layer(p: np.ndarray, special: np.ndarray, same: np.ndarray, distance: np.nd
         "next": np.diagonal(p, offset=1, axis1=-2, axis2=-1).mean(-1, dtype=np.float64) if t > 1 else nan,
         "self": np.diagonal(p, axis1=-2, axis2=-1).mean(-1, dtype=np.float64),
         "special": p[..., special].sum(-1, dtype=np.float64).mean(-1),
+        "first": p[:, 1:, 0].mean(-1, dtype=np.float64) if t > 1 else nan,
         "same": (p[:, repeated] * same[repeated]).sum(-1, dtype=np.float64).mean(-1) if repeated.any() else nan,
         "distance": (p * distance).sum(-1, dtype=np.float64).mean(-1),
     }

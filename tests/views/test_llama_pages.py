@@ -101,3 +101,16 @@ def test_the_lens_rollout_and_masks_pages_name_its_parts():
     assert any("RoPE adds no position vector" in c.value for c in at.caption)
     at = apptest.open_page("masks", model=KEY, text=TEXT, mask="none")
     assert any("causal mask is always on" in i.value for i in at.info)
+
+
+def test_the_atlas_gives_each_head_its_sink_score(directory):
+    at = apptest.open_page("atlas", model=KEY, text=TEXT)
+    table = at.dataframe[0].value
+    assert len(table) == 2 * 4
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    ids = torch.tensor([tokenizer(TEXT)["input_ids"]])
+    with torch.inference_mode():
+        maps = Llama.from_pretrained(directory)(ids).attentions
+    for layer, head in ((0, 1), (1, 3)):
+        row = table[(table["layer"] == layer) & (table["head"] == head)].iloc[0]
+        assert row["first"] == pytest.approx(float(maps[layer][0, head, 1:, 0].mean()), abs=1e-4)

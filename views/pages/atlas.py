@@ -35,6 +35,9 @@ COLUMNS = {
     "special": (N_("Special tokens"), N_("Mean share of a row on the special tokens (`[CLS]`, `[SEP]`, `<bos>`, "
                                         "`<eos>`, `[PAD]`): heads that park their attention there (attention "
                                         "sinks).")),
+    "first": (N_("First token (sink)"), N_("Mean attention of a token to the first token, whatever it is (every "
+                                           "query after the first): trained LLMs park most of some heads' attention "
+                                           "there, an attention sink.")),
     "same": (N_("Same token elsewhere"), N_("Mean attention of a token to other positions of the same token, over "
                                             "the tokens that occur more than once; empty when none does.")),
     "distance": (N_("Mean distance"), N_("Mean over the queries of Σ p·|i − j|: how far, in tokens, a head looks.")),

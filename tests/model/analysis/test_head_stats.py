@@ -28,6 +28,7 @@ def test_a_previous_token_head_and_a_uniform_head_by_hand():
     assert props["special"][0, 0] == pytest.approx(2 / 4)  # rows 0 and 1 put everything on [CLS]
     assert props["same"][0, 0] == pytest.approx((0 + 1) / 2)  # query 1 ("a") looks at 0, query 2 at the other "a"
     assert props["distance"][0, 0] == pytest.approx((0 + 1 + 1 + 1) / 4)
+    assert props["first"][0, 0] == pytest.approx(1 / 3)  # of queries 1..3, query 1 looks at the first token
     # uniform head: ln 4 nats, 1/4 everywhere, distance (mean |i-j| over the 16 cells)
     assert props["entropy"][0, 1] == pytest.approx(math.log(4), abs=1e-6)
     for name in ("previous", "next", "self"):
@@ -44,6 +45,7 @@ def test_same_token_is_empty_when_no_token_repeats_and_one_token_has_no_neighbou
     one = head_properties(np.ones((2, 3, 1, 1), dtype=np.float32), [5], np.array([False]))
     assert np.isnan(one["previous"]).all() and np.isnan(one["next"]).all()
     assert (one["self"] == 1).all() and (one["entropy"] == 0).all() and (one["special"] == 0).all()
+    assert np.isnan(one["first"]).all()  # the first token alone: no query after it
 
 
 def test_properties_match_a_per_head_loop_on_random_maps():
@@ -67,6 +69,7 @@ def test_properties_match_a_per_head_loop_on_random_maps():
                     if any(ids[j] == ids[i] for j in rows if j != i)]
             assert props["same"][layer, head] == pytest.approx(np.mean(same))
             assert props["special"][layer, head] == pytest.approx(np.mean(p[:, [0, 8]].sum(1)))
+            assert props["first"][layer, head] == pytest.approx(np.mean([p[i, 0] for i in rows if i > 0]))
 
 
 def test_special_shares_name_each_special_token_present():
