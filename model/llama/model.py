@@ -111,10 +111,16 @@ class Llama(DecoderOnly):
         model.loading.checkpoint.CheckpointError a file it cannot read or a tensor of another shape."""
         directory = Path(directory)
         config = check_checkpoint(directory)
+        return cls.from_state(config, lambda: read_weights(directory))
+
+    @classmethod
+    def from_state(cls, config: LlamaConfig, read) -> "Llama":
+        """A Llama of `config` whose parameters are the tensors read() gives (Hugging Face's names, each checked
+        against the config's shapes): taken as they are, nothing allocated beside them. Raises CheckpointError."""
         try:
-            hf = read_weights(directory)
+            hf = read()
             check_shapes(config, hf)  # again: the file may have changed since it was checked
-            with torch.device("meta"):  # nothing allocated: the file's tensors become the parameters
+            with torch.device("meta"):  # nothing allocated: the tensors read become the parameters
                 model = cls(config)
             model.load_state_dict(ours(hf, config), strict=True, assign=True)
         except (RuntimeError, MemoryError) as e:  # never torch's own text

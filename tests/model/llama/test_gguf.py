@@ -7,10 +7,11 @@ import pytest
 import torch
 import transformers
 from gguf import GGMLQuantizationType
+from safetensors.torch import load_file
 
-from model.llama import Llama, UnsupportedLlama
+from model.llama import Llama, UnsupportedLlama, gguf_tensors
 from model.llama import gguf as conversion
-from model.llama.gguf import FILES, convert
+from model.llama.gguf import FILES, PREPARED, complete, convert, prepare
 from tests.model.llama.gguf_files import hf_llama, write_gguf
 
 TEXTS = ("the cat", "In 2024, 12345 cats sat on the mat.", "  spaces\n\nand\ttabs ", "héllo wörld 猫",
@@ -85,3 +86,27 @@ def test_a_tokenizer_split_not_known_here_is_refused_not_guessed(tmp_path):
         convert(gguf_file, tmp_path / "hf")
     assert not (tmp_path / "hf").exists()
     assert not list(tmp_path.glob("*.part-*"))
+
+
+def test_a_prepared_folder_reads_the_weights_from_the_gguf_bit_for_bit(converted, tmp_path):
+    """prepare + gguf_tensors.read (torch, at every start) give exactly convert's float32 tensors (the gguf
+    package's numpy de-quantization), without writing them."""
+    gguf_file, directory = converted
+    prepare(gguf_file, tmp_path / "prepared")
+    assert complete(tmp_path / "prepared", PREPARED) and not (tmp_path / "prepared" / "model.safetensors").exists()
+    assert (tmp_path / "prepared" / "tokenizer.json").read_text() == (directory / "tokenizer.json").read_text()
+    read = gguf_tensors.read(gguf_file, gguf_tensors.read_index(tmp_path / "prepared" / gguf_tensors.INDEX))
+    written = load_file(directory / "model.safetensors")
+    assert read.keys() == written.keys()
+    for name, tensor in written.items():
+        assert torch.equal(read[name], tensor), name
+
+
+def test_an_index_refuses_another_file(converted, tmp_path):
+    gguf_file, _ = converted
+    prepare(gguf_file, tmp_path / "prepared")
+    index = gguf_tensors.read_index(tmp_path / "prepared" / gguf_tensors.INDEX)
+    other = tmp_path / "other.gguf"
+    other.write_bytes(gguf_file.read_bytes() + b"\0" * 32)
+    with pytest.raises(ValueError, match="index says"):
+        gguf_tensors.read(other, index)
