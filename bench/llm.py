@@ -42,9 +42,8 @@ from pathlib import Path
 t = time.perf_counter()
 import torch, transformers
 from model.llama.smollm2 import load, packaged
-from model.loading.tokenizers import read_tokenizer
 imported = time.perf_counter() - t
-model, directory = load(packaged(), Path(sys.argv[1])); tokenizer = read_tokenizer(directory)
+model, tokenizer = load(packaged(), Path(sys.argv[1]))
 print(imported, time.perf_counter() - t - imported)
 """
 
@@ -125,9 +124,8 @@ def main():
     print(f"Start: the GGUF's metadata read into an empty cache (first start only, in a process apart) "
           f"{convert:.1f} s; a fresh process's imports of torch and transformers {imports:.1f} s; then the model "
           f"(de-quantized from the GGUF) and its tokenizer (every start) {reading:.2f} s.\n")
-    formula, directory = load(found)
+    formula, tokenizer = load(found)
     ours = accelerate(copy.deepcopy(formula))
-    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     theirs = transformers.AutoModelForCausalLM.from_pretrained(
         str(found.gguf.parent), gguf_file=found.gguf.name, attn_implementation="eager", dtype=torch.float32).eval()
     forward_ratios(ours, formula, theirs, tokenizer, args.lengths, args.rounds)

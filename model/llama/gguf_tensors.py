@@ -17,6 +17,8 @@ from torch import Tensor
 
 INDEX = "gguf_tensors.json"
 Q4_1, Q8_0, F32, F16 = 3, 8, 0, 1  # gguf.GGMLQuantizationType's values
+BLOCKS = {Q4_1: (20, 32), Q8_0: (34, 32)}  # bytes and values of a block
+CHUNK = 1 << 20  # values de-quantized at once
 
 
 def entry(tensor, name: str, heads: int) -> dict:
@@ -40,23 +42,33 @@ def _halves(blocks: Tensor, at: int) -> Tensor:
 
 
 def dequantized(raw: np.ndarray, kind: int, shape: list[int]) -> Tensor:
-    """A tensor's bytes as float32 (shape)."""
+    """A tensor's bytes as float32 (shape), written block by block into the result: at most CHUNK values of
+    temporaries beside it (the embedding's 28 M values would otherwise take three times their size at once)."""
     data = torch.from_numpy(raw)
     if kind == F32:
         return data.view(torch.float32).reshape(shape).clone()
     if kind == F16:
         return data.view(torch.float16).float().reshape(shape)
-    if kind == Q4_1:
-        blocks = data.view(-1, 20)
-        q = blocks[:, 4:]
-        return (_halves(blocks, 0) * torch.cat([q & 0x0F, q >> 4], dim=1).float() + _halves(blocks, 2)).reshape(shape)
-    if kind == Q8_0:
-        blocks = data.view(-1, 34)
-        return (_halves(blocks, 0) * blocks[:, 2:].contiguous().view(torch.int8).float()).reshape(shape)
+    if kind in BLOCKS:
+        size, values = BLOCKS[kind]
+        blocks = data.view(-1, size)
+        out = torch.empty(blocks.size(0), values)
+        step = max(1, CHUNK // values)
+        for start in range(0, blocks.size(0), step):
+            out[start:start + step] = _block_values(blocks[start:start + step], kind)
+        return out.reshape(shape)
     from gguf import GGMLQuantizationType, dequantize  # noqa: PLC0415 - another block type: the package's own code
 
     rows = raw.reshape(shape[0], -1)
     return torch.from_numpy(np.asarray(dequantize(rows, GGMLQuantizationType(kind)), dtype=np.float32)).reshape(shape)
+
+
+def _block_values(blocks: Tensor, kind: int) -> Tensor:
+    """(B, bytes) blocks -> (B, 32) float32."""
+    if kind == Q4_1:  # d (f16), m (f16), 16 bytes: the low nibbles are values 0-15, the high ones 16-31
+        q = blocks[:, 4:]
+        return _halves(blocks, 0) * torch.cat([q & 0x0F, q >> 4], dim=1).float() + _halves(blocks, 2)
+    return _halves(blocks, 0) * blocks[:, 2:].contiguous().view(torch.int8).float()  # Q8_0: d (f16), 32 int8
 
 
 def unpermuted(w: Tensor, heads: int) -> Tensor:

@@ -86,15 +86,22 @@ def prepared(found: Packaged, root: Path | None = None) -> Path:
     return directory
 
 
-def load(found: Packaged, root: Path | None = None) -> tuple[Llama, Path]:
-    """SmolLM2 with its weights read from the GGUF (float32), and its folder (the tokenizer's); CheckpointError."""
+def load(found: Packaged, root: Path | None = None):
+    """(SmolLM2 with its weights read from the GGUF (float32), its tokenizer); CheckpointError. The tokenizer is
+    read as the class the folder names (transformers' PreTrainedTokenizerFast over tokenizers): AutoTokenizer's
+    first call in a process takes 5 s to find it."""
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415 - start-up cost: only this model needs it here
+
     directory = prepared(found, root)
     config = LlamaConfig.from_hf(read_raw_config(directory))
     index = gguf_tensors.read_index(directory / gguf_tensors.INDEX)
     try:
-        return Llama.from_state(config, lambda: gguf_tensors.read(found.gguf, index)), directory
+        model = Llama.from_state(config, lambda: gguf_tensors.read(found.gguf, index))
     except (OSError, ValueError) as e:  # the package changed under its index: say so, never a path
         raise CheckpointError(Later(N_("its GGUF file could not be read ({error})"), error=type(e).__name__)) from None
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(directory, local_files_only=True)
+    tokenizer.model_max_length = 1 << 30  # we cut to the model's positions ourselves, and say so
+    return model, tokenizer
 
 
 if __name__ == "__main__":
