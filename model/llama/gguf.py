@@ -40,7 +40,7 @@ _TENSORS = {  # GGUF -> Hugging Face names; blk.{i}. -> model.layers.{i}.
 # How llama.cpp splits text before BPE, by tokenizer.ggml.pre (its llama-vocab.cpp): SmolLM's digits one by one,
 # then GPT-2's split. A name not here is refused rather than tokenized differently.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
-_SPLITS = {"smollm": ("digits", _GPT2_SPLIT), "gpt2": (_GPT2_SPLIT,), "default": (_GPT2_SPLIT,)}
+_SPLITS = {"smollm": ("digits", _GPT2_SPLIT), "gpt2": (_GPT2_SPLIT,)}
 CONTROL = 3  # tokenizer.ggml.token_type of a special token (<|im_start|>)
 
 
@@ -108,7 +108,7 @@ def tokenizer(meta: dict):
 
     if meta.get("tokenizer.ggml.model") != "gpt2":
         raise UnsupportedLlama(f"a {meta.get('tokenizer.ggml.model')!r} tokenizer: only byte-level BPE is read")
-    pre = meta.get("tokenizer.ggml.pre", "default")
+    pre = meta.get("tokenizer.ggml.pre")
     if pre not in _SPLITS:
         raise UnsupportedLlama(f"the pre-tokenizer {pre!r} is not known here")
     tokens = list(meta["tokenizer.ggml.tokens"])
