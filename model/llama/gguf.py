@@ -4,11 +4,12 @@
 model.llama.gguf_tensors reads at every start from the GGUF itself (SmolLM2's way: model.llama.smollm2).
 
 What the file stores differs from a Hugging Face checkpoint in three ways, each undone here:
-- the weights are quantized (SmolLM2's Q4_1 and Q8_0 blocks): de-quantized with the `gguf` package's own reader;
+- the weights are quantized (SmolLM2's Q4_1 and Q8_0 blocks): de-quantized by model.llama.gguf_tensors, bit for
+  bit as the `gguf` package's own code;
 - W_Q and W_K are permuted for llama.cpp's rotation of adjacent pairs (x_2i, x_2i+1); Hugging Face's RoPE
   (model.llama.attention) rotates (x_i, x_i+d/2), so each head's rows are put back: rows 2i, 2i+1 of a head
-  -> rows i, i + d/2 (`unpermute`, the inverse of llama.cpp's convert_hf_to_gguf.py `permute`). A wrong one keeps
-  every shape and changes every answer (tests/model/llama/test_gguf.py);
+  -> rows i, i + d/2 (gguf_tensors.unpermuted, the inverse of llama.cpp's convert_hf_to_gguf.py `permute`). A
+  wrong one keeps every shape and changes every answer (tests/model/llama/test_gguf.py);
 - the tokenizer is metadata (tokens, merges, token types, the pre-tokenizer's name): a byte-level BPE built from
   it with the `tokenizers` library, splitting text as llama.cpp says that pre-tokenizer does.
 
@@ -19,9 +20,6 @@ import json
 import os
 import sys
 from pathlib import Path
-
-import numpy as np
-import torch
 
 from model.llama import gguf_tensors
 from model.llama.config import UnsupportedLlama
@@ -42,12 +40,6 @@ _TENSORS = {  # GGUF -> Hugging Face names; blk.{i}. -> model.layers.{i}.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
 _SPLITS = {"smollm": ("digits", _GPT2_SPLIT), "gpt2": (_GPT2_SPLIT,)}
 CONTROL = 3  # tokenizer.ggml.token_type of a special token (<|im_start|>)
-
-
-def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
-    """llama.cpp's (heads, d/2, 2) row order of W_Q or W_K (rows, in) back to Hugging Face's (heads, 2, d/2)."""
-    rows = w.shape[0]
-    return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
 def _fields(reader) -> dict:
@@ -89,17 +81,13 @@ def hf_name(name: str) -> str:
     return f"{_TENSORS[stem]}.{kind}"
 
 
-def weights(reader, config: dict):
-    """(Hugging Face name, float32 tensor (out, in)) of every tensor, de-quantized and un-permuted, one at a time."""
-    from gguf import dequantize  # noqa: PLC0415 - read only when a GGUF is converted
-
-    for t in reader.tensors:
-        w = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(tuple(reversed(t.shape.tolist())))
-        if ".attn_q." in t.name:
-            w = unpermute(w, config["num_attention_heads"])
-        elif ".attn_k." in t.name:
-            w = unpermute(w, config["num_key_value_heads"])
-        yield hf_name(t.name), torch.from_numpy(np.array(w, copy=True))  # the file's own arrays are read-only
+def index(reader, config: dict, gguf_file: Path) -> dict:
+    """The file's tensors as model.llama.gguf_tensors reads them: Hugging Face's names, where the bytes are, and the
+    heads W_Q and W_K are un-permuted by."""
+    heads = {".attn_q.": config["num_attention_heads"], ".attn_k.": config["num_key_value_heads"]}
+    entries = [gguf_tensors.entry(t, hf_name(t.name), next((n for k, n in heads.items() if k in t.name), 0))
+               for t in reader.tensors]
+    return gguf_tensors.index_of(entries, gguf_file.stat().st_size)
 
 
 def tokenizer(meta: dict):
@@ -143,7 +131,8 @@ def convert(gguf_file: Path, out: Path) -> None:
     def weights_file(reader, config: dict, part: Path) -> None:
         from safetensors.torch import save_file  # noqa: PLC0415
 
-        save_file(dict(weights(reader, config)), str(part / WEIGHTS), metadata={"format": "pt"})
+        weights = gguf_tensors.read(gguf_file, index(reader, config, gguf_file))  # as every start reads them
+        save_file(weights, str(part / WEIGHTS), metadata={"format": "pt"})
         (part / WEIGHTS).chmod(0o644)  # safetensors writes 0600: a server run as another user reads it too
 
     _written(gguf_file, out, weights_file, FILES)
@@ -153,10 +142,7 @@ def prepare(gguf_file: Path, out: Path) -> None:
     """Write `out` with what a start needs besides the GGUF itself: the config, the tokenizer and the index of the
     file's tensors (model.llama.gguf_tensors, which reads them at every start); no weights."""
     def index_file(reader, config: dict, part: Path) -> None:
-        heads = {".attn_q.": config["num_attention_heads"], ".attn_k.": config["num_key_value_heads"]}
-        entries = [gguf_tensors.entry(t, hf_name(t.name), next((n for k, n in heads.items() if k in t.name), 0))
-                   for t in reader.tensors]
-        gguf_tensors.write_index(part / gguf_tensors.INDEX, entries, gguf_file.stat().st_size)
+        (part / gguf_tensors.INDEX).write_text(json.dumps(index(reader, config, gguf_file)))
 
     _written(gguf_file, out, index_file, PREPARED)
 

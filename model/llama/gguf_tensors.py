@@ -6,7 +6,8 @@ over the tokenizer's 49,152 tokens and 48,900 merges).
 The blocks SmolLM2 uses are de-quantized here with torch (Q4_1: x = d q + m over 32 values of 4 bits, d and m
 float16; Q8_0: x = d q, q 8 bits; float32 and float16 as they are), bit for bit as the `gguf` package's own numpy
 code (tests/model/llama/test_gguf.py); any other block type is handed to that code. W_Q and W_K are put back in
-Hugging Face's order as model.llama.gguf.unpermute does.
+Hugging Face's order (`unpermuted`: each head's rows 2i, 2i+1 -> i, i + d/2). A whole Hugging Face directory
+(model.llama.gguf.convert) is written from the same reading.
 """
 import json
 from pathlib import Path
@@ -28,8 +29,8 @@ def entry(tensor, name: str, heads: int) -> dict:
             "offset": int(tensor.data_offset), "bytes": int(tensor.n_bytes), "heads": heads}
 
 
-def write_index(path: Path, entries: list[dict], gguf_bytes: int) -> None:
-    path.write_text(json.dumps({"gguf_bytes": gguf_bytes, "tensors": entries}))
+def index_of(entries: list[dict], gguf_bytes: int) -> dict:
+    return {"gguf_bytes": gguf_bytes, "tensors": entries}
 
 
 def read_index(path: Path) -> dict:
@@ -72,7 +73,7 @@ def _block_values(blocks: Tensor, kind: int) -> Tensor:
 
 
 def unpermuted(w: Tensor, heads: int) -> Tensor:
-    """model.llama.gguf.unpermute, in torch."""
+    """llama.cpp's (heads, d/2, 2) row order of W_Q or W_K (rows, in) back to Hugging Face's (heads, 2, d/2)."""
     rows = w.shape[0]
     return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
 

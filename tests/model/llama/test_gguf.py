@@ -3,16 +3,17 @@ logits, attentions and hidden states (both de-quantize the same blocks), the sam
 un-permutation of W_Q and W_K keeps every shape and is caught. Tiny files written in the test (gguf_files.py)."""
 import json
 
+import numpy as np
 import pytest
 import torch
 import transformers
-from gguf import GGMLQuantizationType
+from gguf import GGMLQuantizationType, GGUFReader
+from gguf.quants import dequantize
 from safetensors.torch import load_file
 
 from model.llama import Llama, UnsupportedLlama, gguf_tensors
-from model.llama import gguf as conversion
-from model.llama.gguf import FILES, PREPARED, complete, convert, prepare
-from tests.model.llama.gguf_files import hf_llama, write_gguf
+from model.llama.gguf import FILES, PREPARED, complete, convert, hf_name, prepare
+from tests.model.llama.gguf_files import hf_llama, permute, write_gguf
 
 TEXTS = ("the cat", "In 2024, 12345 cats sat on the mat.", "  spaces\n\nand\ttabs ", "héllo wörld 猫",
          "<|im_start|>user\nhi<|im_end|>")
@@ -57,7 +58,7 @@ def test_logits_attentions_and_hidden_states_equal_transformers_reading_of_the_g
 
 def test_a_wrong_unpermutation_keeps_every_shape_and_changes_the_answers(converted, tmp_path, monkeypatch):
     gguf_file, _ = converted
-    monkeypatch.setattr(conversion, "unpermute", lambda w, heads: w)  # W_Q, W_K left in llama.cpp's order
+    monkeypatch.setattr(gguf_tensors, "unpermuted", lambda w, heads: w)  # W_Q, W_K left in llama.cpp's order
     convert(gguf_file, tmp_path / "wrong")
     ids = torch.randint(3, 267, (1, 19), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
@@ -89,13 +90,21 @@ def test_a_tokenizer_split_not_known_here_is_refused_not_guessed(tmp_path):
 
 
 def test_a_prepared_folder_reads_the_weights_from_the_gguf_bit_for_bit(converted, tmp_path):
-    """prepare + gguf_tensors.read (torch, at every start) give exactly convert's float32 tensors (the gguf
-    package's numpy de-quantization), without writing them."""
+    """prepare + gguf_tensors.read (torch, at every start) give exactly the gguf package's numpy de-quantization,
+    W_Q and W_K in Hugging Face's order (llama.cpp's permute of them gives the file's rows back), and convert wrote
+    those same tensors, without prepare writing any."""
     gguf_file, directory = converted
     prepare(gguf_file, tmp_path / "prepared")
     assert complete(tmp_path / "prepared", PREPARED) and not (tmp_path / "prepared" / "model.safetensors").exists()
     assert (tmp_path / "prepared" / "tokenizer.json").read_text() == (directory / "tokenizer.json").read_text()
     read = gguf_tensors.read(gguf_file, gguf_tensors.read_index(tmp_path / "prepared" / gguf_tensors.INDEX))
+    heads = {".attn_q.": 4, ".attn_k.": 2}
+    for t in GGUFReader(str(gguf_file)).tensors:
+        expected = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(
+            tuple(reversed(t.shape.tolist())))
+        ours = read[hf_name(t.name)].numpy()
+        n = next((n for k, n in heads.items() if k in t.name), 0)
+        assert np.array_equal(permute(ours, n) if n else ours, expected), t.name
     written = load_file(directory / "model.safetensors")
     assert read.keys() == written.keys()
     for name, tensor in written.items():
