@@ -71,11 +71,7 @@ class BertConfig:
             config = cls(**{k: v for k, v in raw.items() if k in names})
         except TypeError as e:
             raise CheckpointError(f"{source}: {e}") from None
-        for name in LIMITS:  # sizes: never a ZeroDivision/TypeError later
-            value = getattr(config, name)
-            if type(value) is not int or value < 1:
-                raise CheckpointError(Later(N_("{file}: {name} must be a positive integer, got {value}"),
-                                            file=source, name=name, value=repr(value)))
+        checkpoint.check_sizes({name: getattr(config, name) for name in LIMITS}, source)
         if config.hidden_size % config.num_attention_heads:
             raise CheckpointError(Later(N_("{file}: hidden_size {size} is not divisible by num_attention_heads "
                                            "{heads}"), file=source, size=config.hidden_size,

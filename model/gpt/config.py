@@ -70,10 +70,7 @@ class GPTConfig:
                                                                         "n_layer", "n_head")}
         sizes["d_ff"] = raw.get("n_inner") if raw.get("n_inner") is not None else (
             4 * sizes["n_embd"] if type(sizes["n_embd"]) is int else sizes["n_embd"])
-        for name, value in sizes.items():
-            if type(value) is not int or value < 1:
-                raise CheckpointError(Later(N_("{file}: {name} must be a positive integer, got {value}"),
-                                            file=source, name=name, value=repr(value)))
+        checkpoint.check_sizes(sizes, source)
         if sizes["n_embd"] % sizes["n_head"]:
             raise CheckpointError(Later(N_("{file}: n_embd {size} is not divisible by n_head {heads}"), file=source,
                                         size=sizes["n_embd"], heads=sizes["n_head"]))

@@ -39,11 +39,7 @@ class LlamaConfig:
     tie_word_embeddings: bool = True
 
     def __post_init__(self):
-        for name in LIMITS:
-            value = getattr(self, name)
-            if type(value) is not int or value < 1:
-                raise UnsupportedLlama(Later(N_("{file}: {name} must be a positive integer, got {value}"),
-                                             file=CONFIG, name=name, value=repr(value)))
+        checkpoint.check_sizes({name: getattr(self, name) for name in LIMITS}, CONFIG, UnsupportedLlama)
         if self.num_attention_heads % self.num_key_value_heads:
             raise UnsupportedLlama(Later(N_("{file}: num_key_value_heads {kv} does not divide num_attention_heads "
                                             "{heads}"), file=CONFIG, kv=self.num_key_value_heads,

@@ -244,6 +244,15 @@ def _check_packable(names: tuple[str, ...], shapes: list[tuple[int, ...]]):
             raise CheckpointError(f"tensor {name!r} has shape {shape}, but {names[0]!r} has {shapes[0]}")
 
 
+def check_sizes(sizes: dict[str, object], file: str, error: type[CheckpointError] = CheckpointError) -> None:
+    """Raises `error` naming the first of a config's sizes that is not a positive integer (never a
+    ZeroDivisionError or TypeError later)."""
+    for name, value in sizes.items():
+        if type(value) is not int or value < 1:
+            raise error(Later(N_("{file}: {name} must be a positive integer, got {value}"), file=file, name=name,
+                              value=repr(value)))
+
+
 def check_shape(name: str, got, expected: tuple[int, ...]) -> None:
     """Raises CheckpointError, naming the tensor by `name` (its Hugging Face name), when got (a tensor, a shape, or
     None) is missing or not of the expected shape."""
