@@ -27,8 +27,9 @@ def footprint(directory: Path) -> int:
     """Peak bytes of loading it: the float32 parameters. A float32 safetensors file becomes them as it is,
     memory-mapped (no second copy); any other file (bfloat16, a pickle) is read beside the float32 copy made of it."""
     parameters = LlamaConfig.from_hf(read_raw_config(directory)).float32_bytes
-    size = weights_file(directory).stat().st_size
-    as_is = weights_file(directory).suffix == ".safetensors" and abs(size - parameters) < MAPPED_SLACK
+    weights = weights_file(directory)
+    size = weights.stat().st_size
+    as_is = weights.suffix == ".safetensors" and abs(size - parameters) < MAPPED_SLACK
     return parameters + (0 if as_is else size)
 
 
