@@ -118,14 +118,14 @@ class DecoderOnly(nn.Module):
         """The recorded pass's trace: every layer, or layers 0..until."""
         return self.forward(input_ids, attention_mask, True, until, attn_mask=attn_mask).trace
 
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None, maps: bool = True):
         """forward(record=True) reduced to each block's input (layers, B, T, E), every attention map
         (layers, B, nh, T, T) and the additive mask the blocks applied; bit for bit, without the last block's
-        feed-forward. The app keeps these and recomputes the rest."""
+        feed-forward. The app keeps these and recomputes the rest. maps=False: no maps (None)."""
         x, _ = self.embed(input_ids, None, True)
         mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype)
-        inputs, maps, _, last = inputs_and_maps(self.blocks, x, mask=mask)
-        return inputs, maps, last.self_attn.mask
+        inputs, probs, _, last = inputs_and_maps(self.blocks, x, maps, mask=mask)
+        return inputs, probs, last.self_attn.mask
 
     def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace | None:
         """The embeddings alone, recorded: equal to forward(record=True).trace.embeddings."""

@@ -38,23 +38,27 @@ class Stack(nn.Module):
         return self.layers[:until + 1]
 
 
-def inputs_and_maps(blocks, x: Tensor, **run) -> tuple[Tensor, Tensor, Tensor | None, LayerTrace]:
+def inputs_and_maps(blocks, x: Tensor, maps: bool = True, **run) -> tuple[Tensor, Tensor | None, Tensor | None,
+                                                                          LayerTrace]:
     """Each block's input and attention maps as a recorded pass (Block.run(record=True, **run)) computes them, bit
     for bit, without the last block's feed-forward, which no map depends on: with d_ff = 4E, two thirds of that
     block's multiply-adds (2 E d_ff of 4 E^2 + 2 E d_ff per token).
 
     Returns inputs (layers, B, T, E), self-attention (layers, B, nh, T, S), cross-attention (layers, B, nh, T, M) or
-    None, and the last block's trace (the masks every block applied)."""
+    None, and the last block's trace (the masks every block applied). maps=False: the inputs alone (both maps None),
+    for a caller that recomputes a layer's maps when asked rather than keep them all."""
     inputs, self_maps, cross_maps, last = [], [], [], len(blocks) - 1
     for i, block in enumerate(blocks):
         inputs.append(x)
         out = block.run(x, record=True, ffn=i < last, **run)
         x = out.x
+        if not maps:
+            continue
         self_maps.append(out.trace.self_attn.probs)
         if out.trace.cross_attn is not None:
             cross_maps.append(out.trace.cross_attn.probs)
-    return (torch.stack(inputs), torch.stack(self_maps), torch.stack(cross_maps) if cross_maps else None,
-            out.trace)
+    return (torch.stack(inputs), torch.stack(self_maps) if self_maps else None,
+            torch.stack(cross_maps) if cross_maps else None, out.trace)
 
 
 class TokenEncoder(nn.Module):
@@ -95,12 +99,12 @@ class TokenEncoder(nn.Module):
         return self.forward(input_ids, attention_mask, token_type_ids, False, attn_mask=attn_mask, record=True,
                             until=until).trace
 
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None, maps: bool = True):
         """forward(record=True) reduced to each layer's input (layers, B, T, E), every attention map
         (layers, B, heads, T, T) and the additive mask the layers applied (or None); bit for bit, without the
-        last layer's feed-forward. The app keeps these and recomputes the rest."""
+        last layer's feed-forward. The app keeps these and recomputes the rest. maps=False: no maps (None)."""
         x, _ = self.embed(input_ids, None, True)
-        return self.encoder.inputs_and_attentions(x, attn_mask, self.key_padding(attention_mask, x.dtype))
+        return self.encoder.inputs_and_attentions(x, attn_mask, self.key_padding(attention_mask, x.dtype), maps)
 
     def layer_outputs(self, x: Tensor) -> list[Tensor]:
         """Each layer's output (B, T, E) from the embeddings' output x, without a trace (autograd may run)."""

@@ -66,16 +66,17 @@ class Encoder(Stack):
         trace = StackTrace(embeddings, tuple(traces), x) if record else None
         return x, tuple(maps) if need_weights else None, trace
 
-    def inputs_and_attentions(self, x, attn_mask=None, key_padding_mask=None) -> tuple[Tensor, Tensor, Tensor | None]:
+    def inputs_and_attentions(self, x, attn_mask=None, key_padding_mask=None,
+                              maps: bool = True) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """Each layer's input and attention probabilities as encode(x, record=True) computes them, bit for bit,
         without the last layer's feed-forward, which no attention map depends on: with d_ff = 4E, two thirds of
         that layer's multiply-adds (2 E d_ff of 4 E^2 + 2 E d_ff per token).
 
         Returns inputs (layers, B, T, E), probabilities (layers, B, nh, T, T), and the additive mask every layer
-        applied (B|1, nh|1, T, T) or None.
+        applied (B|1, nh|1, T, T) or None. maps=False: no probabilities (None).
         """
-        inputs, maps, _, last = inputs_and_maps(self.layers, x, mask=attn_mask, padding=key_padding_mask)
-        return inputs, maps, last.self_attn.mask
+        inputs, probs, _, last = inputs_and_maps(self.layers, x, maps, mask=attn_mask, padding=key_padding_mask)
+        return inputs, probs, last.self_attn.mask
 
     def _zeroes_padding(self, src: Tensor, mask, key_padding_mask) -> bool:
         """Whether PyTorch would take its nested-tensor path here, which returns 0 at padded positions.

@@ -11,6 +11,7 @@ from model.facts import SpecialTokens
 from model.loading.footprint import encoder_pass_bytes, stack_sizes
 from model.masks import attention_mask_of, pads
 from runtime.budget import Kind
+from runtime.layer_maps import WHOLE_MAPS_BYTES, LayerMaps, maps_bytes
 from runtime.memory import budget, cached
 from runtime.model_thread import may_trace, on_model_thread
 from runtime.models import Choice, loaded_model, model_key, resident
@@ -42,7 +43,7 @@ class Run:
     padding: np.ndarray  # (T,) bool, True at [PAD] positions
     truncated: bool
     total_tokens: int
-    attentions: np.ndarray  # (layers, heads, T, T) float32, read-only
+    attentions: np.ndarray | LayerMaps  # (layers, heads, T, T) float32, read-only; a LayerMaps past WHOLE_MAPS_BYTES
     hidden: torch.Tensor  # (layers, T, E): each layer's input
     mask: torch.Tensor | None  # the additive mask every layer applied, broadcastable to (1, heads, T, T)
     unknown: tuple[str, ...] = ()  # characters or words of the text the model has never seen (models trained here)
@@ -73,12 +74,27 @@ class Run:
 
     def _recompute(self, index: int | None):
         """Layer `index`'s trace, or the embeddings' (index None), with the forward pass's masks."""
-        choice, _, mask = self.key
-        model = loaded_model(choice).model
         if index is None:
+            model = loaded_model(self.key[0]).model
             return on_model_thread(model.trace_embeddings, torch.tensor([self.ids]))
-        return on_model_thread(model.trace_layer, index, self.hidden[index:index + 1],
-                               *model_masks(mask, self.padding))
+        return recompute_layer(self.key, self.hidden, self.padding, index)
+
+
+def recompute_layer(key: tuple, hidden: torch.Tensor, padding: np.ndarray, index: int):
+    """model.trace.LayerTrace of layer `index` of the run `key` (batch of 1), from its input hidden[index]."""
+    choice, _, mask = key
+    return on_model_thread(loaded_model(choice).model.trace_layer, index, hidden[index:index + 1],
+                           *model_masks(mask, padding))
+
+
+def layer_maps(key: tuple, hidden: torch.Tensor, padding: np.ndarray, index: int, cache: bool) -> np.ndarray:
+    """(heads, T, T): the maps of layer `index` of the run `key`, recomputed (kept in the budget if `cache`)."""
+    def compute():
+        probs = recompute_layer(key, hidden, padding, index).self_attn.probs[0].numpy()
+        probs.flags.writeable = False
+        return probs
+
+    return cached(("maps", key, index), compute, kind=Kind.LAYER) if cache else compute()
 
 
 class RunTrace:
@@ -128,8 +144,9 @@ def model_masks(mask: Mask, padding: np.ndarray) -> tuple:
 
 
 def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
-    """Tokenise, apply the mask, run the model; keep the attention maps and each layer's input (what
-    model.inputs_and_attentions returns of a recorded pass)."""
+    """Tokenise, apply the mask, run the model; keep each layer's input and the attention maps (what
+    model.inputs_and_attentions returns of a recorded pass), or, past WHOLE_MAPS_BYTES, the inputs alone and
+    a LayerMaps (runtime.layer_maps) that recomputes a layer's maps when a page asks."""
     model = resident(choice)
     loaded = model.loaded
     encoded = loaded.encode(text)
@@ -143,20 +160,36 @@ def compute_run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     padding = np.array([False] * (len(ids) - pad) + [True] * pad)
     attention_mask, attn_mask = model_masks(mask, padding)
     plain = attention_mask is None and attn_mask is None  # what the compiled graph computes: no mask, no padding
-    compiled = model.compiling.ready() if plain else None
-    with budget().room(encoder_pass_bytes(*stack_sizes(loaded.facts), len(ids)), spare=(model_key(choice),)):
+    layers, heads, *_ = sizes = stack_sizes(loaded.facts)
+    whole = maps_bytes(layers, heads, len(ids)) <= WHOLE_MAPS_BYTES
+    compiled = model.compiling.ready() if plain and whole else None
+    with budget().room(encoder_pass_bytes(*sizes, len(ids), maps=whole), spare=(model_key(choice),)):
         if compiled is not None:  # the same numbers, without waiting for the GIL between operations
             (hidden, attentions), additive = on_model_thread(compiled, torch.tensor([ids])), None
         else:
-            hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions,
-                                                           torch.tensor([ids]), attention_mask, attn_mask)
-            hidden, attentions = hidden[:, 0], attentions[:, 0]  # a sequence of one
+            hidden, attentions, additive = on_model_thread(loaded.model.inputs_and_attentions, torch.tensor([ids]),
+                                                           attention_mask, attn_mask, whole)  # whole: keep the maps
+            hidden, attentions = hidden[:, 0], attentions[:, 0] if whole else None  # a sequence of one
             if plain and not model.compiling.started and may_trace(choice):
                 model.compiling.start()  # for the next pass of this model
-    attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
-    attentions.flags.writeable = False
-    return Run((choice, text, mask), loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
+    key = (choice, text, mask)
+    if whole:
+        attentions = attentions.numpy()  # (layers, heads, T, T), shared by every session: read-only
+        attentions.flags.writeable = False
+    else:  # no reference to the Run itself: a cycle would keep a dropped run until the cyclic collector runs
+        attentions = LayerMaps((layers, heads, len(ids), len(ids)),
+                               lambda index, cache: layer_maps(key, hidden, padding, index, cache),
+                               lambda name, compute: cached(("maps", key, name), compute, kind=Kind.ATTRIBUTION))
+    return Run(key, loaded.source.label, tuple(tokens), tuple(ids), padding, encoded.truncated,
                encoded.total_tokens, attentions, hidden, additive, encoded.unknown, loaded.facts.special_tokens)
+
+
+def on_maps(run: Run, compute, *args):
+    """compute(run.attentions, *args) on a model thread (runtime.model_thread); for a run whose maps are read a
+    layer at a time (runtime.layer_maps), here, each layer's recomputation on a model thread (they do not nest)."""
+    if isinstance(run.attentions, LayerMaps):
+        return compute(run.attentions, *args)
+    return on_model_thread(compute, run.attentions, *args)
 
 
 _HELD = "_held_runs"  # session state: claims on the runs this session's page drew last (a page draws at most two)

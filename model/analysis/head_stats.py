@@ -37,14 +37,14 @@ def induction_pairs(ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
 
 def head_properties(attentions: np.ndarray, ids: Sequence[int], special: np.ndarray) -> dict[str, np.ndarray]:
     """{property: (layers, heads) float64} for attentions (layers, heads, T, T) over token ids (T,), with
-    special (T,) bool marking the special tokens' positions ([CLS], [SEP], <bos>, <eos>, [PAD])."""
-    attentions = np.asarray(attentions, dtype=np.float32)
+    special (T,) bool marking the special tokens' positions ([CLS], [SEP], <bos>, <eos>, [PAD]). Read a layer at a
+    time (attentions may be any sequence of (heads, T, T) maps)."""
     ids, special = np.asarray(ids), np.asarray(special, dtype=bool)
-    t = attentions.shape[-1]
+    t = ids.size
     same = (ids[:, None] == ids[None, :]) & ~np.eye(t, dtype=bool)  # (T, T): other positions, same token
     distance = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :]).astype(np.float32)  # (T, T)
     induction = induction_pairs(ids)
-    per_layer = [_layer(p, special, same, distance, induction) for p in attentions]  # a layer at a time
+    per_layer = [_layer(np.asarray(p, dtype=np.float32), special, same, distance, induction) for p in attentions]
     return {name: np.stack([layer[name] for layer in per_layer]) for name in PROPERTIES}
 
 

@@ -13,8 +13,9 @@ FLOW_MAX_TOKENS = 24  # max-flow per (query, key) in pure Python: 24 tokens x 6 
 
 
 def with_residual(attentions: np.ndarray) -> np.ndarray:
-    """attentions (layers, heads, T, T) -> (layers, T, T): Â = 0.5 · mean over heads + 0.5 · I, rows summing to 1."""
-    mean = np.asarray(attentions, dtype=np.float64).mean(axis=1)  # (L, T, T)
+    """attentions (layers, heads, T, T) -> (layers, T, T): Â = 0.5 · mean over heads + 0.5 · I, rows summing to 1.
+    Read a layer at a time (attentions may be any sequence of (heads, T, T) maps)."""
+    mean = np.stack([np.asarray(layer, dtype=np.float64).mean(axis=0) for layer in attentions])  # (L, T, T)
     t = mean.shape[-1]
     a = 0.5 * mean + 0.5 * np.eye(t)
     return a / a.sum(-1, keepdims=True)
@@ -38,10 +39,11 @@ def flow_row(attentions: np.ndarray, query: int, upto: int) -> np.ndarray:
     Â_l[i, j]. At most FLOW_MAX_TOKENS tokens (ValueError beyond: max-flow grows as T^4 per row)."""
     import networkx as nx  # noqa: PLC0415 - start-up cost: only the attention flow needs it
 
-    a = with_residual(attentions)[:upto + 1]  # (layers, T, T)
-    layers, t, _ = a.shape
+    t = attentions.shape[-1]
     if t > FLOW_MAX_TOKENS:
         raise ValueError(f"attention flow is computed for at most {FLOW_MAX_TOKENS} tokens, not {t}")
+    a = with_residual(attentions[:upto + 1])  # (layers, T, T)
+    layers = a.shape[0]
     graph = nx.DiGraph()
     for layer in range(layers):
         for i in range(t):

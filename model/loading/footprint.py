@@ -52,10 +52,11 @@ def feed_forward_bytes(d_ff: int, d_model: int, tokens: int) -> int:
     return FLOAT32 * tokens * (2 * d_ff + 4 * d_model)
 
 
-def encoder_pass_bytes(layers: int, heads: int, d_model: int, d_ff: int, tokens: int) -> int:
-    """Peak bytes of Encoder.inputs_and_attentions on one sequence: every layer's probabilities and input, twice
-    while they are stacked, beside the recorded working sets of two layers (the last one's, and the one running)."""
-    kept = FLOAT32 * layers * (heads * tokens * tokens + tokens * d_model)
+def encoder_pass_bytes(layers: int, heads: int, d_model: int, d_ff: int, tokens: int, maps: bool = True) -> int:
+    """Peak bytes of Encoder.inputs_and_attentions on one sequence: every layer's probabilities (unless maps=False)
+    and input, twice while they are stacked, beside the recorded working sets of two layers (the last one's, and
+    the one running)."""
+    kept = FLOAT32 * layers * (heads * tokens * tokens * maps + tokens * d_model)
     working = attention_block_bytes(heads, d_model, tokens, tokens) + feed_forward_bytes(d_ff, d_model, tokens)
     return int(SLACK * (2 * kept + 2 * working)) + OVERHEAD
 

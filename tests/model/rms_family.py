@@ -52,10 +52,10 @@ class TinyRMS(nn.Module):
     def causal(self, size: int) -> Tensor:
         return torch.ones(size, size, dtype=torch.bool).triu(1)
 
-    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None):
+    def inputs_and_attentions(self, input_ids, attention_mask=None, attn_mask=None, maps: bool = True):
         x, _ = self.embed(input_ids)
         out = self.block.run(x, mask=self.causal(x.size(1)), record=True, ffn=False)
-        return x[None], out.trace.self_attn.probs[None], out.trace.self_attn.mask
+        return x[None], out.trace.self_attn.probs[None] if maps else None, out.trace.self_attn.mask
 
     def trace_embeddings(self, input_ids, token_type_ids=None) -> EmbeddingTrace:
         return self.embed(input_ids, None, True)[1]

@@ -46,8 +46,9 @@ _APPLIED = "_head_chart_applied_"  # session: the selection of a chart's sliders
 
 
 def preloads(maps: np.ndarray) -> bool:
-    """Whether a run's maps (layers, heads, R, C) go to the chart all at once; else the page takes the server path."""
-    return maps.size * 2 <= PRELOAD_BYTES
+    """Whether a run's maps (layers, heads, R, C) go to the chart all at once; else the page takes the server path
+    (always for maps read a layer at a time, runtime.layer_maps: they are never small)."""
+    return isinstance(maps, np.ndarray) and maps.size * 2 <= PRELOAD_BYTES
 
 
 def chart_key(key: str) -> str:

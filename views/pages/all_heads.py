@@ -73,7 +73,7 @@ def big_view_params(text: str, choice: Choice, layer: int, head: int) -> dict[st
 def preview(run: Run, layer: int, head: int, auto: bool, container, shown: Shown) -> None:
     """The chosen head: the real heatmap for short sentences, a one-tile image beyond PREVIEW_MAX_TOKENS."""
     title = _("Layer {layer}, head {head}").format(layer=layer, head=head)
-    probs, tokens = shown.maps(run.attentions[layer:layer + 1, head:head + 1]), shown.tokens(run.tokens)
+    probs, tokens = shown.maps(run.attentions[layer, head][None, None]), shown.tokens(run.tokens)
     if len(tokens) <= PREVIEW_MAX_TOKENS:
         fig = heatmap_spec(probs[0, 0], tokens, tokens, title=title, auto_range=auto)
     else:
@@ -87,8 +87,7 @@ def preview(run: Run, layer: int, head: int, auto: bool, container, shown: Shown
     # the numbers behind the picture: this head's map (as shown), and every map of the run
     downloads.button(_("Download this map (CSV)"), lambda: downloads.head_csv(np.asarray(probs[0, 0]), tokens),
                      f"attention_layer{layer}_head{head}.csv", "text/csv", container)
-    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
-                     "attention_trace.npz", "application/octet-stream", container)
+    downloads.trace_button(run, layer, container=container)
 
 
 def view(page: Page) -> None:

@@ -12,8 +12,7 @@ import streamlit as st
 from locales import N_, _
 from model.analysis.head_stats import PROPERTIES, head_properties, special_shares
 from runtime.budget import Kind
-from runtime.model_thread import on_model_thread
-from runtime.runs import Run
+from runtime.runs import Run, on_maps
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
@@ -63,13 +62,15 @@ def special_ids(run: Run) -> dict[str, int]:
 def atlas_of(run: Run) -> Atlas:
     """Once per run, shared; on a model thread, so that a class asking for atlases of their own texts at once runs
     as many as the cores hold, the others queued (runtime.model_thread)."""
-    def compute() -> Atlas:
-        pngs = thumbnails(run.attentions)
-        return Atlas(head_properties(run.attentions, run.ids, special_positions(run.ids, run.special_tokens)),
-                     special_shares(run.attentions, run.ids, special_ids(run)),
-                     tuple(tuple(row) for row in pngs))
+    def compute(maps) -> Atlas:
+        special, specials = special_positions(run.ids, run.special_tokens), special_ids(run)
+        layers = [(thumbnails(p[None])[0], head_properties(p[None], run.ids, special),  # a layer at a time
+                   special_shares(p[None], run.ids, specials)) for p in maps]
+        return Atlas({name: np.concatenate([layer[1][name] for layer in layers]) for name in PROPERTIES},
+                     {text: np.concatenate([layer[2][text] for layer in layers]) for text in layers[0][2]},
+                     tuple(tuple(layer[0]) for layer in layers))
 
-    return cached(("atlas", run.key), lambda: on_model_thread(compute), _("The head atlas"), kind=Kind.IMAGE)
+    return cached(("atlas", run.key), lambda: on_maps(run, compute), _("The head atlas"), kind=Kind.IMAGE)
 
 
 def heatmap_link(layer: int, head: int) -> str:

@@ -22,6 +22,7 @@ def view(page: Page) -> None:
     shown = special_tokens.switch(run, controls)
     attentions, tokens = shown.maps(run.attentions), shown.tokens(run.tokens)  # (layers, heads, T, T) as drawn
     first = first_head(page.choice, run.num_layers, run.num_heads)
+    layer = first[0]  # the layer whose trace is offered, if the whole is too big (never for maps this small)
     if preloads(attentions):  # small: the chart draws its own sliders and swaps the maps itself
         _chart_and_files(run, attentions, tokens, first, mean, auto_range, shown)
     else:
@@ -30,8 +31,7 @@ def view(page: Page) -> None:
         notices.show_notices()
         _draw(run, attentions, tokens, (layer, head), mean, auto_range, shown, in_browser=False)
     # the same file whatever the selection: outside the fragment, not sent again with each move
-    downloads.button(_("Download the whole trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
-                     "attention_trace.npz", "application/octet-stream")
+    downloads.trace_button(run, layer)
 
 
 @link_writes.fragment

@@ -183,8 +183,7 @@ def maps(plain, run, mask: Mask, layer: int, head: int, big_map: str) -> None:
     c1, c2 = st.columns(2)
     downloads.button(_("Download this masked map (CSV)"), lambda: downloads.head_csv(np.asarray(probs), run.tokens),
                      f"masked_attention_{mask.kind}_layer{layer}_head{head}.csv", "text/csv", container=c1)
-    downloads.button(_("Download the whole masked trace (NumPy .npz)"), lambda: downloads.trace_npz(run),
-                     f"masked_trace_{mask.kind}.npz", "application/octet-stream", container=c2)
+    downloads.trace_button(run, layer, masked=True, container=c2)
 
 
 def causal_model_note() -> None:

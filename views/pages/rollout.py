@@ -12,7 +12,7 @@ from model.analysis.rollout import FLOW_MAX_TOKENS, TARGETS, flow_row, rollout, 
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from runtime.models import loaded_model
-from runtime.runs import Run
+from runtime.runs import Run, on_maps
 from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
@@ -29,13 +29,13 @@ TARGET_NAMES = {"sentence": N_("the sentence vector (mean of the last layer's to
 
 def rollouts_of(run: Run) -> np.ndarray:
     """(layers, T, T): the rollout up to every layer, computed once per run and shared."""
-    return cached(("rollout", run.key), lambda: on_model_thread(rollout, run.attentions), _("The rollout"),
+    return cached(("rollout", run.key), lambda: on_maps(run, rollout), _("The rollout"),
                   kind=Kind.ATTRIBUTION)
 
 
 def flow_of(run: Run, query: int, upto: int) -> np.ndarray:
     """On a model thread, as every computation of this page: at most as many at once as the cores hold."""
-    return cached(("flow", run.key, query, upto), lambda: on_model_thread(flow_row, run.attentions, query, upto),
+    return cached(("flow", run.key, query, upto), lambda: on_maps(run, flow_row, query, upto),
                   _("The flow"), kind=Kind.ATTRIBUTION)
 
 

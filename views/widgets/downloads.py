@@ -94,15 +94,43 @@ def csv_cell(text: str) -> str:
     return text
 
 
-def trace_npz(r: Run) -> bytes:
-    """The whole trace as NumPy arrays: per layer q, k, v, scores, probs, context, and hidden states."""
+WHOLE_TRACE_BYTES = 64 * 2**20  # float32 bytes of a trace offered whole; past them, the trace of the layer shown
+
+
+def trace_bytes(r: Run, layers: int | None = None) -> int:
+    """Float32 bytes of trace_npz's arrays for `layers` layers (all by default): per layer Q, K, V, the context and
+    the output (T, E each), the scores and the probabilities (heads, T, T); the embeddings (T, E) four times."""
+    t, e = len(r.tokens), r.hidden.shape[-1]
+    per_layer = 5 * t * e + 2 * r.num_heads * t * t
+    return 4 * (4 * t * e + per_layer * (r.num_layers if layers is None else layers))
+
+
+def trace_button(r: Run, layer: int, masked: bool = False, container=None) -> None:
+    """The whole trace as NumPy arrays; past WHOLE_TRACE_BYTES (a long text on a big model: SmolLM2's at 512 tokens
+    would be 900 MB) the embeddings and the trace of `layer`, the layer the page shows."""
+    kind = r.key[2].kind
+    if trace_bytes(r) <= WHOLE_TRACE_BYTES:
+        label = _("Download the whole masked trace (NumPy .npz)") if masked else _(
+            "Download the whole trace (NumPy .npz)")
+        name, layers = f"masked_trace_{kind}.npz" if masked else "attention_trace.npz", None
+    else:
+        label = (_("Download layer {layer}'s masked trace (NumPy .npz)") if masked else _(
+            "Download layer {layer}'s trace (NumPy .npz)")).format(layer=layer)
+        name = f"masked_trace_{kind}_layer{layer}.npz" if masked else f"attention_trace_layer{layer}.npz"
+        layers = (layer,)
+    button(label, lambda: trace_npz(r, layers), name, "application/octet-stream", container)
+
+
+def trace_npz(r: Run, layers: tuple[int, ...] | None = None) -> bytes:
+    """The trace as NumPy arrays: per layer (all, or `layers`) q, k, v, scores, probs, context, and hidden states."""
     arrays = {"tokens": np.array(r.tokens), "padding": r.padding}
     trace = RunTrace(r, cache=False)  # a download recomputes every layer once rather than filling the cache
     emb = trace.embeddings
     if emb is not None:
         for name in ("token", "position", "summed", "output"):
             arrays[f"embeddings_{name}"] = getattr(emb, name)[0].numpy()
-    for i, layer in enumerate(trace.layers):
+    for i in range(r.num_layers) if layers is None else layers:
+        layer = trace.layers[i]
         a = layer.self_attn
         for name in ("q", "k", "v", "scores", "probs", "context"):
             arrays[f"layer{i}_{name}"] = getattr(a, name)[0].numpy()

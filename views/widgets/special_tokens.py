@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from locales import N_, _
+from runtime.layer_maps import LayerMaps
 from views.shell.markdown import code
 from views.widgets import state
 
@@ -48,6 +49,8 @@ class Shown:
         cell, NaN, stays a gap)."""
         if not self.hides:
             return maps
+        if isinstance(maps, LayerMaps):  # a run's maps too big to keep whole: each layer as it is read
+            return maps.mapped(self.maps, (*maps.shape[:2], int(self.keep.sum()), int(self.kept_keys.sum())))
         kept = np.asarray(maps)[..., self.keep, :][..., self.kept_keys]
         if not self.renormalise:
             return kept
@@ -96,11 +99,21 @@ def hidden(mode: str, parts, named) -> list[Shown]:
         note = _("Hidden: {tokens}. Each row is renormalised over the remaining keys, so it sums to 1 again: the "
                  "shares among the tokens shown.").format(tokens=names)
     else:  # a row sums to 1: what the shown keys keep is 1 minus what the hidden ones take (no copy of the maps)
-        taken = [np.nansum(np.asarray(m)[..., k][..., ~q, :], axis=-1, dtype=np.float64).ravel() for m, q, k in parts]
-        kept = 1.0 - float(np.concatenate(taken).mean())
+        kept = 1.0 - float(np.concatenate([_taken(m, q, k) for m, q, k in parts]).mean())
         note = _("Hidden: {tokens}. The rows are as the model computed them, so they sum to less than 1: on "
                  "average {share} is left for the tokens shown.").format(tokens=names, share=f"{kept:.0%}")
     return [Shown(~q, mode == "renorm", note, keys=~k) for _m, q, k in parts]
+
+
+def _taken(maps, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """What the hidden keys take of each shown row, flattened (float64)."""
+    def of_maps(m) -> np.ndarray:
+        return np.nansum(np.asarray(m)[..., keys][..., ~queries, :], axis=-1, dtype=np.float64).ravel()
+
+    if isinstance(maps, LayerMaps):  # every layer read once per run, then kept: a slider move reads none again
+        return maps.summary(("taken", queries.tobytes(), keys.tobytes()),
+                            lambda: np.concatenate([of_maps(layer) for layer in maps]))
+    return of_maps(maps)
 
 
 def switch(run, container=None) -> Shown:
