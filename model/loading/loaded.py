@@ -8,9 +8,13 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from model.causal.reading import TokenizerReader
+from model.causal.reading import TokenizerReader, shown_tokens
 from model.facts import ModelFacts, SpecialTokens
 from model.loading.source_types import Encoded, ModelSource
+
+# A page reads at most this many tokens of a text, whatever the model's positions (SmolLM2 has 8,192): BERT's length,
+# and what the pages are measured at (30 layers x 9 heads x 512^2 maps are read a layer at a time, runtime.layer_maps)
+MAX_TOKENS = 512
 
 
 class Tokenizer(Protocol):
@@ -31,7 +35,7 @@ def encode_text(tokenizer: Tokenizer, max_positions: int, text: str) -> Encoded:
     """Token ids with special tokens, at most max_positions of them; says whether any were cut."""
     total = len(tokenizer(text)["input_ids"])
     ids = tokenizer(text, truncation=True, max_length=max_positions)["input_ids"]
-    return Encoded(torch.tensor([ids]), tuple(tokenizer.convert_ids_to_tokens(ids)), total > len(ids), total)
+    return Encoded(torch.tensor([ids]), shown_tokens(tokenizer, ids), total > len(ids), total)
 
 
 class WithTokenizer:
@@ -46,8 +50,8 @@ class WithTokenizer:
         return TokenizerReader(self.tokenizer)
 
     def encode(self, text: str) -> Encoded:
-        """Tokenise a text, cutting it to the model's maximum positions."""
-        return encode_text(self.tokenizer, self.model.max_positions, text)
+        """Tokenise a text, cutting it to the model's maximum positions, or MAX_TOKENS."""
+        return encode_text(self.tokenizer, min(self.model.max_positions, MAX_TOKENS), text)
 
     @functools.cached_property
     def facts(self) -> ModelFacts:

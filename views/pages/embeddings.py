@@ -9,6 +9,7 @@ import streamlit as st
 from locales import _
 from model.analysis.embeddings import SentenceVectors, cosines, pca_2d, sentence_vectors
 from model.family import Capability
+from model.loading.loaded import MAX_TOKENS
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
@@ -82,8 +83,10 @@ def view(page: Page) -> None:
     vectors = [vectors_of(page, s) for s in sentences]
     for i, (_v, tokens, cut, total) in enumerate(vectors):
         if cut:
-            notices.notice(_("Sentence {i} has {total} tokens; the model reads at most {read}, so the rest was cut.")
-                         .format(i=i + 1, total=total, read=len(tokens)))
+            said = _("Sentence {i} has {total} tokens; a page reads at most {read}, so the rest was cut.") if len(
+                tokens) == MAX_TOKENS else _("Sentence {i} has {total} tokens; the model reads at most {read}, so the "
+                                             "rest was cut.")
+            notices.notice(said.format(i=i + 1, total=total, read=len(tokens)))
         elif len(tokens) > PIPELINE_TOKENS and trained:
             notices.notice(_("Sentence {i} has {n} tokens: the sentence-transformers pipeline would cut it at {cut}; "
                            "this page reads it whole.").format(i=i + 1, n=len(tokens), cut=PIPELINE_TOKENS))

@@ -13,6 +13,7 @@ import streamlit as st
 
 from locales import _, ngettext
 from model.family import Reads
+from model.loading.loaded import MAX_TOKENS
 from runtime import runs
 from runtime.models import Choice, loaded_model
 from runtime.runs import Mask, Run
@@ -87,8 +88,10 @@ def run(choice: Choice, text: str, mask: Mask = Mask()) -> Run:
     page says of how the model read the text: cut to its positions, characters it has never seen."""
     result = or_stop(_("The model"), runs.run, choice, text, mask)
     if result.truncated:
-        notices.notice(_("The text has {total} tokens; the model reads at most {read}, so the rest was cut.").format(
-            total=result.total_tokens, read=len(result.tokens)))
+        cut = _("The text has {total} tokens; a page reads at most {read}, so the rest was cut.") if len(
+            result.tokens) == MAX_TOKENS else _("The text has {total} tokens; the model reads at most {read}, so the "
+                                                "rest was cut.")
+        notices.notice(cut.format(total=result.total_tokens, read=len(result.tokens)))
     if result.unknown:  # only the models trained here name them: the translator (characters), a toy GPT (words)
         words = or_stop(_("The model"), loaded_model, choice).source.reads == Reads.TOY_ENGLISH
         notices.notice(unknown_notice(result.unknown, "gpt-word" if words else "character"))
