@@ -19,6 +19,14 @@ from model.causal.probes import copy_accuracy
 
 LayerHead = tuple[int, int]  # (layer, head): a head of a model of one block, as model.heads reads it
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
+# the logits of one batch, at most: SmolLM2's 49,152 words make 100 probes of 48 tokens 944 MB at once; the toy GPT's
+# batches are far below it
+LOGITS_BYTES = 64 * 2**20
+
+
+def rows_per_batch(model, length: int, most: int) -> int:
+    """Rows of `length` tokens read at once so that their logits (rows, length, V) stay within LOGITS_BYTES."""
+    return max(1, min(most, LOGITS_BYTES // (4 * length * model.config.vocab_size)))
 
 
 def mean_nll(logits: Callable[[Tensor], Tensor], rows: Sequence[Sequence[int]], batch: int = 1024) -> float:
@@ -41,12 +49,18 @@ def mean_nll(logits: Callable[[Tensor], Tensor], rows: Sequence[Sequence[int]], 
 def sentence_loss(model, rows: Sequence[Sequence[int]], heads: Iterable[LayerHead] = (), batch: int = 1024) -> float:
     """mean_nll of the model with `heads` switched off."""
     heads = tuple(heads)
+    batch = rows_per_batch(model, max(map(len, rows), default=1), batch)
     return mean_nll(lambda ids: logits_of(model, ids, heads), rows, batch)
 
 
 def probe_accuracy(model, probes: Tensor, heads: Iterable[LayerHead] = ()) -> float:
+    """copy_accuracy over the probes (n, 2L), read in batches within LOGITS_BYTES (each batch weighs its rows)."""
+    batch, heads = rows_per_batch(model, probes.size(1), probes.size(0)), tuple(heads)
     with torch.inference_mode():
-        return copy_accuracy(logits_of(model, probes, tuple(heads)), probes)
+        if batch >= probes.size(0):
+            return copy_accuracy(logits_of(model, probes, heads), probes)
+        parts = [(copy_accuracy(logits_of(model, chunk, heads), chunk), chunk.size(0)) for chunk in probes.split(batch)]
+    return sum(accuracy * rows for accuracy, rows in parts) / probes.size(0)
 
 
 @dataclass(frozen=True)

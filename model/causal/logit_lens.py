@@ -16,6 +16,7 @@ def layer_outputs(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
     return torch.stack(out.hidden_states[1:])[:, 0]
 
 
-def logit_lens(model, ids: Tensor, heads: Iterable[Head] = ()) -> Lens:
-    """Every block of the model read out at every position of ids (T,), with `heads` switched off."""
-    return read_layers(layer_outputs(model, ids, heads), model.read_out)
+def logit_lens(model, ids: Tensor, heads: Iterable[Head] = (), keep_probs: bool = True) -> Lens:
+    """Every block of the model read out at every position of ids (T,), with `heads` switched off; keep_probs=False:
+    without the (layers, T, V) probabilities (model.lens.logit_lens)."""
+    return read_layers(layer_outputs(model, ids, heads), model.read_out, keep_probs=keep_probs)

@@ -231,9 +231,9 @@ def test_the_parts_of_the_toy_gpt_s_training_are_not_offered_for_a_checkpoint(tm
     try:
         at = apptest.open_page("language-model", prompt="attention is all you need")
         assert not at.exception
-        key = at.sidebar.selectbox(key="model").options
-        assert len(key) == 2
-        at.sidebar.selectbox(key="model").set_value(at.sidebar.selectbox(key="model").options[1]).run()
+        options = at.sidebar.selectbox(key="model").options
+        assert len(options) == 3 and "SmolLM2" in options[1] and "tiny-gpt2" in options[2]  # the language models
+        at.sidebar.selectbox(key="model").set_value(options[2]).run()
         # what a random checkpoint writes may be only spaces: it is random
         assert not at.exception and any(m.value.startswith("**Written**") for m in at.markdown)
         assert any("tokenizer reads the prompt as" in c.value for c in at.caption)

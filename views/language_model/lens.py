@@ -25,7 +25,7 @@ def lens_of(lm: LanguageModel):
     the final predictions (T,)): once per (model, prompt, heads off), shared."""
     def compute():
         with torch.inference_mode():
-            lens = logit_lens(lm.model, torch.tensor(lm.ids, dtype=torch.long), lm.heads_off)
+            lens = logit_lens(lm.model, torch.tensor(lm.ids, dtype=torch.long), lm.heads_off, keep_probs=False)
         return (lens.top_ids.numpy(), lens.top_p.numpy(), lens.chosen_p.numpy(), lens.chosen_rank.numpy(),
                 lens.chosen.numpy())
 

@@ -110,9 +110,14 @@ def read_prompt(reader, prompt: str, positions: int, words: int, toy: bool) -> t
     room = max(1, min(positions, PAGE_TOKENS) - words)
     ids, tokens = read.ids[-room:], read.tokens[-room:]
     if len(read.ids) > room:
-        notices.notice(_("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
-                       "(its context is {positions} tokens), so it reads only the last {room}: the rest was cut."
-                       ).format(total=len(read.ids), words=words, room=room, positions=positions))
+        said = _("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
+                 "(its context is {positions} tokens), so it reads only the last {room}: the rest was cut.")
+        if positions > PAGE_TOKENS:  # the page's bound, not the model's
+            said = _("This prompt has {total} tokens; with {words} words to write, the model reads at most {room} "
+                     "(this page writes within {positions} tokens), so it reads only the last {room}: the rest was "
+                     "cut.")
+        notices.notice(said.format(total=len(read.ids), words=words, room=room, positions=min(positions,
+                                                                                             PAGE_TOKENS)))
     if toy and read.unknown:
         notices.notice(unknown_notice(read.unknown, "gpt-word"))
     if not toy:

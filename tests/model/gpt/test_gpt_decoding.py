@@ -5,8 +5,11 @@ import pytest
 import torch
 
 from model.cache import Cache
+from model.causal import ablation
+from model.causal.ablation import probe_accuracy, sentence_loss
 from model.causal.decoding import generate, logits_of, next_word
 from model.causal.logit_lens import logit_lens
+from model.causal.probes import repeat_probes
 from model.gpt import GPT, GPTConfig
 from model.sampling import Sampling
 
@@ -117,3 +120,24 @@ def test_the_logit_lens_with_heads_off_ends_in_the_ablated_model_s_distribution(
     h.close(lens.probs[-1], ablated, 1e-6)
     assert (lens.probs[-1] - whole.probs[-1]).abs().max() > 1e-3  # the heads made a difference
     h.close(logit_lens(model, ids, ((1, 2),)).probs[0], whole.probs[0], 1e-6)  # a layer-1 head leaves layer 0 alone
+
+
+def test_the_logit_lens_without_its_probabilities_reads_the_same(model):
+    """keep_probs=False (SmolLM2's (layers, T, V) probabilities would be 1.45 GB) keeps what is read of them alike."""
+    ids = torch.randint(0, model.config.vocab_size, (30,))
+    with torch.inference_mode():
+        kept, light = logit_lens(model, ids), logit_lens(model, ids, keep_probs=False)
+    assert light.probs is None and kept.probs.shape == (model.config.n_layer, 30, model.config.vocab_size)
+    for name in ("chosen", "top_ids", "top_p", "chosen_p", "chosen_rank"):
+        assert torch.equal(getattr(light, name), getattr(kept, name)), name
+
+
+def test_probes_and_sentences_read_in_batches_within_the_logits_bound(model, monkeypatch):
+    """A big vocabulary's logits are read a few rows at a time (ablation.LOGITS_BYTES): the same scores."""
+    probes = repeat_probes(model.config.vocab_size - 2, 37, 5)  # (37, 24)
+    rows = [torch.randint(0, model.config.vocab_size, (n,)).tolist() for n in range(2, 30)]
+    whole = probe_accuracy(model, probes), sentence_loss(model, rows)
+    monkeypatch.setattr(ablation, "LOGITS_BYTES", 4 * 2 * probes.size(1) * model.config.vocab_size)  # 2 rows
+    assert ablation.rows_per_batch(model, probes.size(1), 100) == 2
+    batched = probe_accuracy(model, probes), sentence_loss(model, rows)
+    assert batched[0] == pytest.approx(whole[0], abs=1e-6) and batched[1] == pytest.approx(whole[1], rel=1e-6)
