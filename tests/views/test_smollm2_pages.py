@@ -1,0 +1,57 @@
+"""SmolLM2-135M-Instruct, the package's LLM, in every model picker (?model=smollm2), in Streamlit's AppTest: each page
+runs it at its default text (where layer 13 head 8 sends `it` to `animal`) and at 512 tokens, where its maps are read
+a layer at a time (30 x 9 x 512^2 float32 would be 283 MB) and every page's charts stay within the page's megabyte.
+Slow: the model loads in ~1 s, a page at 512 tokens takes seconds."""
+import html
+
+import numpy as np
+import pytest
+
+from harness import apptest
+from harness.apptest import charts, figures, plotly_array
+from harness.texts import sentence
+from model.kinds import SourceKey
+from runtime import models, runs
+from runtime.layer_maps import LayerMaps
+from views.shell.registry import MODEL, PAGES
+
+pytestmark = pytest.mark.slow
+
+KEY = SourceKey.SMOLLM2
+PICKER_PAGES = [spec.path for spec in PAGES if MODEL in spec.needs]
+LONG = sentence(600)  # more than a page reads
+
+
+def opened(path: str, **params):
+    at = apptest.open_page(path, model=KEY, **params)
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    return at
+
+
+def test_it_is_in_the_picker_with_what_it_is():
+    at = opened("heatmap")
+    picker = at.selectbox(key="model")
+    assert picker.value == KEY and "SmolLM2-135M-Instruct" in picker.format_func(KEY)
+
+
+def test_its_heatmap_opens_where_it_looks_at_the_animal():
+    at = opened("heatmap")
+    assert apptest.slider_value(at, "layer") == 13 and apptest.slider_value(at, "head") == 8
+    figure = figures(at)[0]
+    tokens = [html.unescape(x).rstrip("\u200b\u200c").strip() for x in figure["data"][0]["x"]]
+    z = np.nan_to_num(plotly_array(figure["data"][0]["z"]), nan=0.0)
+    row = z[tokens.index("it")].copy()
+    row[0] = 0  # the first token, where every head parks what it does not need (the sink)
+    assert tokens[int(row.argmax())] == "animal" and row[tokens.index("animal")] > 0.3
+
+
+@pytest.mark.parametrize("path", PICKER_PAGES)
+def test_every_page_runs_it_at_512_tokens_within_a_megabyte(path):
+    at = opened(path, text=LONG, sents=LONG, layer="29", head="8")
+    assert charts(at) or at.metric
+    sent = sum(c.size for c in charts(at))
+    assert sent <= 1_000_000, (path, sent)
+    run = runs.shared_run(models.Choice(KEY), LONG)
+    assert len(run.tokens) == 512 and isinstance(run.attentions, LayerMaps)
+    said = any("a page reads at most 512" in w.value for w in at.warning)
+    assert said or path in ("positional", "architecture"), path  # the pages that read no text of it
