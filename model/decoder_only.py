@@ -113,6 +113,10 @@ class DecoderOnly(nn.Module):
             outputs.append(x)
         return outputs
 
+    def layer_output(self, index: int, x: Tensor) -> Tensor:
+        """Block `index`'s output (B, T, E) from its input x, causal, without a trace (autograd may run)."""
+        return self.blocks[index].run(x, mask=self.causal_attention_mask(x.size(1), dtype=x.dtype)).x
+
     def record(self, input_ids, attention_mask=None, attn_mask=None, until: int | None = None,
                token_type_ids=None) -> StackTrace:
         """The recorded pass's trace: every layer, or layers 0..until."""

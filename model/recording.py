@@ -112,6 +112,10 @@ class TokenEncoder(nn.Module):
         self.encoder.encode(x, outputs=outputs)
         return outputs
 
+    def layer_output(self, index: int, x: Tensor) -> Tensor:
+        """Layer `index`'s output (B, T, E) from its input x, unmasked, without a trace (autograd may run)."""
+        return self.encoder.layers[index].run(x).x
+
     def stack_output(self, x: Tensor) -> Tensor:
         """forward(record=True).trace.output from the last layer's output x: after the final norm, if any."""
         return x if self.encoder.norm is None else self.encoder.norm(x)

@@ -64,7 +64,10 @@ class TinyRMS(nn.Module):
         return self.block.run(x, mask=self.causal(x.size(1)), record=True).trace
 
     def layer_outputs(self, x: Tensor) -> list[Tensor]:
-        return [self.block.run(x, mask=self.causal(x.size(1))).x]
+        return [self.layer_output(0, x)]
+
+    def layer_output(self, index: int, x: Tensor) -> Tensor:
+        return self.block.run(x, mask=self.causal(x.size(1))).x
 
     def stack_output(self, x: Tensor) -> Tensor:
         return self.norm(x)
