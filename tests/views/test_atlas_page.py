@@ -79,3 +79,17 @@ def test_random_models_and_the_translator_have_an_atlas():
     assert not at.exception
     table = at.dataframe[0].value
     assert len(table) > 0 and table["entropy"].notna().all()
+
+
+def test_links_too_heavy_for_the_page_leave_the_text_out(monkeypatch):
+    """270 heads x a 3 KB text would be 810 KB of links: past LINKS_BYTES they leave the texts out (any setting longer
+    than SHORT_VALUE), and say so."""
+    from views.pages import atlas  # noqa: PLC0415 - the page module, as AppTest runs it
+
+    monkeypatch.setattr(atlas, "LINKS_BYTES", 1000)
+    at = open_page("atlas", text="the cat sat on the mat, and the dog that had chased it all morning slept by the door")
+    assert not at.exception
+    assert any("the links leave the text out" in c.value for c in at.caption)
+    links = at.dataframe[0].value["link"]
+    assert len(links) == 72 and not any("text=" in link for link in links)
+    assert all("head=" in link and "model=minilm" in link for link in links)

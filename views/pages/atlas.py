@@ -21,6 +21,8 @@ from views.widgets import downloads, link_writes, notices, state
 from views.widgets.special_tokens import special_positions
 from viz.atlas import grid_figure, shares_figure, thumbnails
 
+LINKS_BYTES = 300_000  # the table's links together, at most: each repeats the page's link state, text included
+SHORT_VALUE = 64  # characters of a link setting kept in every row's link when the texts are left out
 # each property's column: its name and what it measures (shown as the column's help)
 COLUMNS = {
     "entropy": (N_("Entropy (nats)"), N_("Mean over the queries of −Σ p·ln p: 0 when each row puts everything on one "
@@ -73,18 +75,23 @@ def atlas_of(run: Run) -> Atlas:
     return cached(("atlas", run.key), lambda: on_maps(run, compute), _("The head atlas"), kind=Kind.IMAGE)
 
 
-def heatmap_link(layer: int, head: int) -> str:
-    """The heatmap page at this head, with this page's link state (text, model, its settings, language)."""
-    params = {k: v for k, v in link_writes.url_params().items() if k not in ("layer", "head", "mean", "stage")}
+def heatmap_link(layer: int, head: int, text: bool = True) -> str:
+    """The heatmap page at this head, with this page's link state (text, model, its settings, language); text=False:
+    without the texts (any value longer than SHORT_VALUE)."""
+    params = {k: v for k, v in link_writes.url_params().items() if k not in ("layer", "head", "mean", "stage") and (
+        text or len(v) <= SHORT_VALUE)}
     params.update(layer=str(layer), head=str(head), mean="0")
     return "./?" + urlencode(params)  # the default page is served at /: relative, so a base path is kept
 
 
-def table(atlas: Atlas, layers: int, heads: int) -> dict:
-    """The table's columns (one row per head, layer by layer)."""
+def table(atlas: Atlas, layers: int, heads: int) -> tuple[dict, bool]:
+    """The table's columns (one row per head, layer by layer), and whether its links carry the text: not when they
+    would pass LINKS_BYTES together (SmolLM2's 270 links with a 3 KB text: 810 KB)."""
     rows = [(layer, head) for layer in range(layers) for head in range(heads)]
+    links = [heatmap_link(layer, head) for layer, head in rows]
+    with_text = sum(map(len, links)) <= LINKS_BYTES
     columns = {
-        "link": [heatmap_link(layer, head) for layer, head in rows],
+        "link": links if with_text else [heatmap_link(layer, head, text=False) for layer, head in rows],
         "map": ["data:image/png;base64," + base64.b64encode(atlas.pngs[layer][head]).decode("ascii")
                 for layer, head in rows],
         "layer": [layer for layer, _head in rows],
@@ -92,7 +99,7 @@ def table(atlas: Atlas, layers: int, heads: int) -> dict:
     }
     for name in PROPERTIES:
         columns[name] = [round(float(atlas.properties[name][layer, head]), 4) for layer, head in rows]
-    return columns
+    return columns, with_text
 
 
 def csv_of(atlas: Atlas, layers: int, heads: int) -> bytes:
@@ -145,7 +152,12 @@ def view(page: Page) -> None:
     st.caption(_("{n} heads ({layers} layers × {heads} heads) over {tokens} tokens. Click a column's name to sort by "
                  "it.").format(n=run.num_layers * run.num_heads, layers=run.num_layers, heads=run.num_heads,
                                tokens=len(run.tokens)))
-    st.dataframe(table(atlas, run.num_layers, run.num_heads), column_config=config, hide_index=True,
+    columns, with_text = table(atlas, run.num_layers, run.num_heads)
+    if not with_text:
+        st.caption(_("With this many heads and a text this long, the links leave the text out (it would be repeated "
+                     "in every row): each opens the heatmap at its head with the default text. Paste the text there, "
+                     "or open the heatmap from this page's menu and pick the head."))
+    st.dataframe(columns, column_config=config, hide_index=True,
                  row_height=52, height=min(720 if not lecture.on() else lecture.CHART_HEIGHT,
                                            38 + 52 * run.num_layers * run.num_heads))
     if atlas.shares:
