@@ -31,19 +31,33 @@ class Lens:
 def logit_lens(outputs: Tensor, read_out: Callable[[Tensor], Tensor], chosen: Tensor | None = None,
                keep_probs: bool = True) -> Lens:
     """outputs (layers, T, E): each layer's output before the final norm; read_out: (.., E) -> (.., V) logits, what
-    follows the last layer. chosen (T,): the words written (None: the last layer's predictions). Read a layer at a
-    time: SmolLM2's 30 layers x 246 positions x 49,152 words would be 1.45 GB of probabilities at once; keep_probs=False
-    keeps none of them (probs None), only what is read of them."""
-    last = torch.softmax(read_out(outputs[-1]), -1)  # (T, V)
-    chosen = last.argmax(-1) if chosen is None else chosen
+    follows the last layer. chosen (T,): the words written (None: the last layer's predictions). Read a layer and at
+    most CHUNK_VALUES probabilities at a time: SmolLM2's 30 layers x 246 positions x 49,152 words would be 1.45 GB of
+    them at once; keep_probs=False keeps none of them (probs None), only what is read of them."""
+    (layers, t, _), rows = outputs.shape, _rows(outputs, read_out)
+    if chosen is None:
+        chosen = torch.cat([read_out(part).argmax(-1) for part in outputs[-1].split(rows)])
     kept, tops, chosen_ps, ranks = [], [], [], []
-    for layer in range(outputs.size(0)):
-        probs = last if layer == outputs.size(0) - 1 else torch.softmax(read_out(outputs[layer]), -1)  # (T, V)
-        tops.append(probs.topk(min(TOP, probs.size(-1)), dim=-1))
-        chosen_p = probs.gather(-1, chosen[:, None])[:, 0]  # (T,)
-        chosen_ps.append(chosen_p)
-        ranks.append((probs > chosen_p[:, None]).sum(-1) + 1)
-        if keep_probs:
-            kept.append(probs)
-    return Lens(torch.stack(kept) if keep_probs else None, chosen, torch.stack([t.indices for t in tops]),
-                torch.stack([t.values for t in tops]), torch.stack(chosen_ps), torch.stack(ranks))
+    for layer in range(layers):
+        for part, words in zip(outputs[layer].split(rows), chosen.split(rows), strict=True):
+            probs = torch.softmax(read_out(part), -1)  # (rows, V)
+            tops.append(probs.topk(min(TOP, probs.size(-1)), dim=-1))
+            chosen_p = probs.gather(-1, words[:, None])[:, 0]  # (rows,)
+            chosen_ps.append(chosen_p)
+            ranks.append((probs > chosen_p[:, None]).sum(-1) + 1)
+            if keep_probs:
+                kept.append(probs)
+
+    def stacked(parts) -> Tensor:  # (layers, T, ...) from each layer's chunks in order
+        return torch.cat(parts).reshape(layers, t, *parts[0].shape[1:])
+
+    return Lens(stacked(kept) if keep_probs else None, chosen, stacked([p.indices for p in tops]),
+                stacked([p.values for p in tops]), stacked(chosen_ps), stacked(ranks))
+
+
+CHUNK_VALUES = 1 << 22  # probabilities read at once: 16 MB of float32 (85 positions of SmolLM2's 49,152 words)
+
+
+def _rows(outputs: Tensor, read_out: Callable[[Tensor], Tensor]) -> int:
+    """Positions read out at once: CHUNK_VALUES over the vocabulary's size (read from one position's logits)."""
+    return max(1, CHUNK_VALUES // read_out(outputs[0, :1]).size(-1))

@@ -6,11 +6,14 @@ import streamlit as st
 
 from locales import _
 from runtime.budget import BoundedCache, Kind
+from runtime.heap import bound_heap_growth
 
 
 @st.cache_resource
 def budget() -> BoundedCache:
-    """The process's one memory budget (runtime/budget.py): models, forward passes, recomputed layers, images."""
+    """The process's one memory budget (runtime/budget.py): models, forward passes, recomputed layers, images. Made
+    once per process, before any model: the heap's growth bounded first (runtime.heap.bound_heap_growth)."""
+    bound_heap_growth()
     return BoundedCache()
 
 

@@ -21,7 +21,7 @@ LayerHead = tuple[int, int]  # (layer, head): a head of a model of one block, as
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
 # the logits of one batch, at most: SmolLM2's 49,152 words make 100 probes of 48 tokens 944 MB at once; the toy GPT's
 # batches are far below it
-LOGITS_BYTES = 64 * 2**20
+LOGITS_BYTES = 32 * 2**20
 
 
 def rows_per_batch(model, length: int, most: int) -> int:

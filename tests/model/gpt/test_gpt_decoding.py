@@ -4,6 +4,7 @@ seed."""
 import pytest
 import torch
 
+from model import lens
 from model.cache import Cache
 from model.causal import ablation
 from model.causal.ablation import probe_accuracy, sentence_loss
@@ -122,14 +123,17 @@ def test_the_logit_lens_with_heads_off_ends_in_the_ablated_model_s_distribution(
     h.close(logit_lens(model, ids, ((1, 2),)).probs[0], whole.probs[0], 1e-6)  # a layer-1 head leaves layer 0 alone
 
 
-def test_the_logit_lens_without_its_probabilities_reads_the_same(model):
-    """keep_probs=False (SmolLM2's (layers, T, V) probabilities would be 1.45 GB) keeps what is read of them alike."""
+def test_the_logit_lens_without_its_probabilities_reads_the_same(model, monkeypatch):
+    """keep_probs=False (SmolLM2's (layers, T, V) probabilities would be 1.45 GB) keeps what is read of them alike, and
+    reading a few positions at a time (lens.CHUNK_VALUES) finds the same."""
     ids = torch.randint(0, model.config.vocab_size, (30,))
     with torch.inference_mode():
-        kept, light = logit_lens(model, ids), logit_lens(model, ids, keep_probs=False)
+        kept = logit_lens(model, ids)
+        monkeypatch.setattr(lens, "CHUNK_VALUES", 4 * model.config.vocab_size)  # 4 positions at a time
+        light = logit_lens(model, ids, keep_probs=False)
     assert light.probs is None and kept.probs.shape == (model.config.n_layer, 30, model.config.vocab_size)
     for name in ("chosen", "top_ids", "top_p", "chosen_p", "chosen_rank"):
-        assert torch.equal(getattr(light, name), getattr(kept, name)), name
+        torch.testing.assert_close(getattr(light, name), getattr(kept, name), atol=1e-6, rtol=0, msg=name)
 
 
 def test_probes_and_sentences_read_in_batches_within_the_logits_bound(model, monkeypatch):
