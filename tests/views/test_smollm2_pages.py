@@ -2,7 +2,9 @@
 runs it at its default text (where layer 13 head 8 sends `it` to `animal`) and at 512 tokens, where its maps are read
 a layer at a time (30 x 9 x 512^2 float32 would be 283 MB) and every page's charts stay within the page's megabyte.
 Slow: the model loads in ~1 s, a page at 512 tokens takes seconds."""
+import csv
 import html
+import io
 
 import numpy as np
 import pytest
@@ -55,3 +57,26 @@ def test_every_page_runs_it_at_512_tokens_within_a_megabyte(path):
     assert len(run.tokens) == 512 and isinstance(run.attentions, LayerMaps)
     said = any("a page reads at most 512" in w.value for w in at.warning)
     assert said or path in ("positional", "architecture"), path  # the pages that read no text of it
+
+
+@pytest.mark.parametrize("path, params", [(p, {}) for p in PICKER_PAGES] + [
+    ("language-model", {"part": part, "prompt": "The capital of France is"}) for part in ("next", "induction", "lens")])
+def test_every_download_of_its_pages_opens(path, params, offered):
+    """Every file a page offers on SmolLM2, built as a click builds it and read back: a .npz without pickles, a CSV
+    with its byte order mark and rows; a trace's arrays of its shapes (9 heads of 64 dimensions, d_model 576)."""
+    opened(path, **params)
+    assert offered or path == "softmax" or params.get("part") == "induction", path  # the two that offer no file
+    for label, (name, build) in offered.items():
+        data = build()
+        if name.endswith(".npz"):
+            arrays = np.load(io.BytesIO(data), allow_pickle=False)
+            assert all(arrays[k].size >= 0 for k in arrays.files) and arrays.files, (path, label)
+            if "layer0_probs" in arrays.files:
+                t = len(arrays["tokens"])
+                assert arrays["layer0_probs"].shape == (9, t, t) and arrays["layer0_q"].shape == (9, t, 64)
+                assert arrays["layer29_output"].shape == (t, 576)
+                np.testing.assert_allclose(arrays["layer0_probs"].sum(-1), 1, atol=1e-5)
+        else:
+            assert name.endswith(".csv") and data.startswith(b"\xef\xbb\xbf"), (path, label)
+            rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+            assert len(rows) >= 2 and len({len(r) for r in rows}) == 1, (path, label)
