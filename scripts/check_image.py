@@ -5,7 +5,8 @@ mounts this file and harness/ read-only at check time; .dockerignore keeps both 
                                              draws its main chart without an exception (Streamlit's AppTest: the
                                              app itself, as a shared link opens it); the Tour page draws no chart
                                              by design, its stops' links instead. Then every CSV and .npz download
-                                             those pages offered is made and parsed.
+                                             those pages offered is made and parsed, with each page that picks a
+                                             model also run on SmolLM2 (?model=smollm2).
     python /check/check_image.py live        both live trainings (the Translate page's and the Language model
                                              page's: runtime/live_training.py running training/live.py's
                                              commands, as the pages do) run to their end, after the process has
@@ -33,6 +34,7 @@ from views.shell import registry  # noqa: E402
 from views.widgets import downloads  # noqa: E402
 
 LANGS = ("en", "zh")
+LLM = "smollm2"  # its metadata read at build time (ATTNVIZ_LLM_CACHE), its weights from the package's GGUF
 NO_CHART = {"tour"}  # pages that draw no chart by design: their stops' links instead
 LIVE_SECONDS = 600  # the longest a shortened live run may take here (a full one has max_seconds of its settings)
 
@@ -71,6 +73,15 @@ def pages() -> dict:
                     fail(f"/{spec.path}?lang={lang}: no chart drawn")
                 what = f"{len(drawn)} charts, the first a {drawn[0].figure['data'][0].get('type', '?')}"
             print(f"page /{spec.path}?lang={lang}: {title}, {what} ({time.perf_counter() - start:.1f} s)", flush=True)
+    for spec in [*(s for s in registry.PAGES if registry.MODEL in s.needs),
+                 *(s for s in registry.PAGES if s.path == "language-model")]:  # the LLM on every page that picks one
+        current[0], start = f"{spec.path}?model={LLM}", time.perf_counter()
+        at = open_page(spec.path, model=LLM)
+        if at.exception or at.error:
+            fail(f"/{current[0]}: {(at.exception or at.error)[0].value}")
+        if not charts(at):
+            fail(f"/{current[0]}: no chart drawn")
+        print(f"page /{current[0]}: {len(charts(at))} charts ({time.perf_counter() - start:.1f} s)", flush=True)
     downloads.button = real
     return offered
 

@@ -25,6 +25,7 @@ import pytest
 import torch
 
 from harness.servers import spawn
+from model.causal.reading import shown_tokens
 from model.gpt import toy as gpt_toy
 from model.loading.sources import packaged_model_dir
 from model.positional import sinusoidal_table
@@ -309,7 +310,7 @@ def tokenize_gpt2(directory: Path, text: str) -> list[str]:
     from transformers import AutoTokenizer  # noqa: PLC0415 - start-up cost: transformers takes seconds to import
 
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-    return tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
+    return list(shown_tokens(tokenizer, tokenizer(text)["input_ids"]))  # " is", not "Ġis": as the pages show them
 
 
 def download_labels(page) -> list[str]:
