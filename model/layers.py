@@ -58,7 +58,8 @@ class Block(nn.Module):
                  attention: nn.Module | None = None, mlp: nn.Module | None = None,
                  norm: Callable[[int], nn.Module] | None = None):
         """attention, mlp, norm: a family's own self-attention (with MultiHeadAttention's `attend`), feed-forward
-        network (`run(h, record) -> (hidden or None, output)`) and norm (norm(d_model) -> a module), instead of
+        network (`run(h, record) -> (hidden or None, output, parts)`: parts, when recording a gated one, its gate
+        and up, else ()) and norm (norm(d_model) -> a module), instead of
         multi-head attention, linear1/activation/linear2 and LayerNorm (model.llama: RoPE and grouped-query
         attention, SwiGLU, RMSNorm)."""
         super().__init__()
@@ -116,10 +117,11 @@ class Block(nn.Module):
             x, ca_block = self._residual(x, h, ca.output, self.norm2, self.dropout2, record)
             del ca
         hidden = ffn_block = None
+        gated: tuple[Tensor, ...] = ()
         if ffn:
             h = self.ffn_norm(x) if self.norm_first else x
             if self.mlp is not None:
-                hidden, out = self.mlp.run(h, record)
+                hidden, out, gated = self.mlp.run(h, record)
             else:
                 hidden = self.linear1(h)  # (B, T, d_ff)
                 hidden = kernels_for(self, record, hidden).activate(hidden, self.activation)
@@ -130,7 +132,7 @@ class Block(nn.Module):
                                           record)
         trace = None
         if record:
-            trace = LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block)
+            trace = LayerTrace(sa_trace, sa_block, ca_trace, ca_block, hidden, ffn_block, *gated)
         return BlockOutput(x, attention, cross, kv, cross_kv, trace)
 
     def _residual(self, x: Tensor, sub_in: Tensor, sub_out: Tensor, norm: nn.Module, dropout: nn.Dropout,

@@ -65,8 +65,10 @@ class LayerTrace(_Detached):
     self_attn_block: ResidualTrace
     cross_attn: AttentionTrace | None
     cross_attn_block: ResidualTrace | None
-    ffn_hidden: Tensor  # (B, T, d_ff) activation(linear1(x))
+    ffn_hidden: Tensor  # (B, T, d_ff) activation(linear1(x)); a gated FFN's silu(gate(x)) * up(x)
     ffn_block: ResidualTrace
+    ffn_gate: Tensor | None = None  # (B, T, d_ff) a gated FFN's (SwiGLU's) gate(x), before the SiLU; else None
+    ffn_up: Tensor | None = None  # (B, T, d_ff) its up(x)
 
     @property
     def input(self) -> Tensor:

@@ -42,10 +42,12 @@ class SwiGLU(nn.Module):
         self.up_proj = nn.Linear(hidden, inner, bias=False)
         self.down_proj = nn.Linear(inner, hidden, bias=False)
 
-    def run(self, h: Tensor, record: bool = False) -> tuple[Tensor | None, Tensor]:
-        """(the gated hidden layer (B, T, inner) when recording, else None; the output (B, T, E))."""
-        gated = F.silu(self.gate_proj(h)) * self.up_proj(h)
-        return (gated if record else None), self.down_proj(gated)
+    def run(self, h: Tensor, record: bool = False) -> tuple[Tensor | None, Tensor, tuple[Tensor, ...]]:
+        """(the gated hidden layer (B, T, inner) when recording, else None; the output (B, T, E); when recording,
+        its two halves: gate(h) before the SiLU and up(h), each (B, T, inner))."""
+        gate, up = self.gate_proj(h), self.up_proj(h)
+        gated = F.silu(gate) * up
+        return (gated if record else None), self.down_proj(gated), ((gate, up) if record else ())
 
 
 LlamaOutput = CausalLMOutput  # what Llama.forward returns

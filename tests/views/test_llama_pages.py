@@ -3,6 +3,7 @@ test: RoPE, RMSNorm, SwiGLU, 4 query heads over 2 key/value heads) named by the 
 listed, and every page with a model picker runs it; its heatmap is its causal attention; the positional page shows
 its rotation (RoPE) where a learned table would be; its facts say what it is."""
 import html
+import io
 
 import numpy as np
 import pytest
@@ -114,3 +115,13 @@ def test_the_atlas_gives_each_head_its_sink_score(directory):
     for layer, head in ((0, 1), (1, 3)):
         row = table[(table["layer"] == layer) & (table["head"] == head)].iloc[0]
         assert row["first"] == pytest.approx(float(maps[layer][0, head, 1:, 0].mean()), abs=1e-4)
+
+
+def test_the_steps_page_shows_swiglu_s_gate_and_up(offered):
+    at = apptest.open_page("steps", model=KEY, text=TEXT)
+    assert not at.exception
+    npz = next(build() for label, (name, build) in offered.items() if name.endswith(".npz"))
+    arrays = np.load(io.BytesIO(npz), allow_pickle=False)
+    gate, up, hidden = (next(arrays[k] for k in arrays.files if k.startswith(f"11. {start}"))
+                        for start in ("gate (before SILU)", "up", "hidden"))
+    np.testing.assert_allclose(hidden, gate / (1 + np.exp(-gate)) * up, rtol=1e-4, atol=1e-6)

@@ -253,6 +253,9 @@ def output_steps(shown: View, run, layer: int, facts, n: Notation) -> None:
         "hidden = {activation}(…)").format(activation=act)
     ffn = [Panel(hidden, "T, d_ff", rows_of(lt.ffn_hidden)),
            Panel(_("FFN output"), "T, d_model", rows_of(ffn_block.sublayer_out))]
+    if lt.ffn_gate is not None:  # a gated FFN's two halves, before they meet
+        ffn[:0] = [Panel(_("gate (before {activation})").format(activation=act), "T, d_ff", rows_of(lt.ffn_gate)),
+                   Panel("up", "T, d_ff", rows_of(lt.ffn_up))]
     if pre_ln:
         ffn.insert(0, Panel(f"{n.name}(Y)", "T, d_model", rows_of(ffn_block.sublayer_in)))
     gate, up, down = (rf"W_{{\text{{{w}}}}}" for w in ("gate", "up", "down"))

@@ -123,3 +123,24 @@ def test_the_config_reads_the_sizes_it_needs():
     assert (config.n_layer, config.n_head, config.group) == (1, 2, 1)
     with pytest.raises(UnsupportedLlama, match="does not divide"):
         LlamaConfig(num_attention_heads=9, num_key_value_heads=2)
+
+
+def test_the_trace_holds_swiglu_s_gate_and_up_as_hugging_face_computes_them(pair):
+    """record=True: each layer's gate(x) before the SiLU and up(x), and their product, equal to Hugging Face's
+    mlp.gate_proj and mlp.up_proj on the same normed input (captured with a forward hook)."""
+    theirs, ours, _case = pair
+    ids = torch.tensor([[3, 17, 5, 29, 8, 11]])
+    seen = {}
+    hooks = [layer.mlp.register_forward_hook(lambda m, args, out, i=i: seen.__setitem__(i, args[0]))
+             for i, layer in enumerate(theirs.model.layers)]
+    with torch.inference_mode():
+        trace = ours(ids, record=True).trace
+        theirs(ids)
+    for hook in hooks:
+        hook.remove()
+    for i, (layer, hf) in enumerate(zip(trace.layers, theirs.model.layers, strict=True)):
+        with torch.inference_mode():
+            gate, up = hf.mlp.gate_proj(seen[i]), hf.mlp.up_proj(seen[i])
+        close(layer.ffn_gate, gate)
+        close(layer.ffn_up, up)
+        close(layer.ffn_hidden, torch.nn.functional.silu(gate) * up)
