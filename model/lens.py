@@ -55,7 +55,7 @@ def logit_lens(outputs: Tensor, read_out: Callable[[Tensor], Tensor], chosen: Te
                 stacked([p.values for p in tops]), stacked(chosen_ps), stacked(ranks))
 
 
-CHUNK_VALUES = 1 << 22  # probabilities read at once: 16 MB of float32 (85 positions of SmolLM2's 49,152 words)
+CHUNK_VALUES = 1 << 21  # probabilities read at once: 8 MB of float32 (42 positions of SmolLM2's 49,152 words)
 
 
 def _rows(outputs: Tensor, read_out: Callable[[Tensor], Tensor]) -> int:

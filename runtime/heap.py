@@ -2,8 +2,8 @@
 import ctypes
 
 _libc = None
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-MMAP_THRESHOLD = 4 * 2**20  # bytes: a block this big or bigger is mapped on its own and unmapped when freed
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+ARENAS = 2  # heaps the process's threads share: the main one and one more (glibc's default: 8 per core)
 
 
 def _glibc():
@@ -19,12 +19,15 @@ def _glibc():
 
 
 def bound_heap_growth() -> None:
-    """Blocks of MMAP_THRESHOLD bytes or more (a layer's maps, a chunk of logits) mapped on their own, so that freeing
-    one gives it back at once. glibc's threshold otherwise grows with the blocks freed, up to 32 MB; such blocks then
-    stay in the heap of the thread that freed them, which other threads do not reuse: SmolLM2's logit lens after any
-    other page took a process from 1.2 to 2.5 GB (1.19 GB with the threshold fixed; bench/llm_pages.py)."""
+    """At most ARENAS heaps for all the process's threads. glibc gives threads heaps of their own (up to 16 on 2
+    cores), and a block freed into one is reused only by the threads on it: the script threads and the model threads
+    each kept their own freed blocks of a few MB to tens of MB, and SmolLM2's logit lens after any other page took a
+    process from 1.2 to 2.5 GB (1.21 GB with two heaps; tests/runtime/test_heap.py: 288 MB kept by six threads, 64
+    with two heaps). Fixing the mmap threshold instead (4 MB: every big block its own mapping) kept less (the walk of
+    bench/llm_pages.py peaked at 1,635 MB, 1,669 with two heaps) but cost 20-55 % on a 512-token MiniLM pass in page
+    faults; two heaps cost nothing measurable there (124 against 130 ms, within the runs' noise)."""
     if _glibc():
-        _libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        _libc.mallopt(M_ARENA_MAX, ARENAS)
 
 
 def release_freed_memory() -> None:

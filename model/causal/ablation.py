@@ -20,8 +20,9 @@ from model.causal.probes import copy_accuracy
 LayerHead = tuple[int, int]  # (layer, head): a head of a model of one block, as model.heads reads it
 BROKEN = 0.30  # copy accuracy at or below which copying counts as broken
 # the logits of one batch, at most: SmolLM2's 49,152 words make 100 probes of 48 tokens 944 MB at once; the toy GPT's
-# batches are far below it
-LOGITS_BYTES = 32 * 2**20
+# batches are far below it (16 MB: the language model page's heads part on SmolLM2 takes 17 s instead of 12 with 32 MB,
+# and its replica 100 MB less, bench/llm_pages.py)
+LOGITS_BYTES = 16 * 2**20
 
 
 def rows_per_batch(model, length: int, most: int) -> int:
