@@ -69,7 +69,9 @@ class DecoderOnly(nn.Module):
         use_cache = use_cache or cache is not None
         past = 0 if cache is None else cache.length
         x, embeddings = self.embed(input_ids, None, record, past)
-        mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype, past)
+        mask = None  # the next word of a generation sees every word before it: nothing to mask
+        if record or input_ids.size(1) > 1 or attention_mask is not None or attn_mask is not None:
+            mask = self.causal_attention_mask(input_ids.size(1), attention_mask, attn_mask, x.dtype, past)
         if until is not None and not 0 <= until < len(self.blocks):
             raise IndexError(f"layer {until} of a stack of {len(self.blocks)} layers")
         states, maps, traces, kv = [x], [], [], []

@@ -138,7 +138,8 @@ class Block(nn.Module):
     def _residual(self, x: Tensor, sub_in: Tensor, sub_out: Tensor, norm: nn.Module, dropout: nn.Dropout,
                   record: bool) -> tuple[Tensor, ResidualTrace | None]:
         """Post-LN: norm(x + f(x)); Pre-LN: x + f(norm(x)), from f's input and output."""
-        sub_out = dropout(sub_out)
+        if self.training:  # dropout is the identity otherwise: not called
+            sub_out = dropout(sub_out)
         residual = kernels_for(self, record, sub_out).add(x, sub_out)
         out = residual if self.norm_first else norm(residual)
         return out, (ResidualTrace(x, sub_in, sub_out, residual, out) if record else None)
