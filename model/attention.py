@@ -25,9 +25,16 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     return probs.masked_fill(fully_blocked_rows(mask), 0.0)  # (..., L, 1) rows of nothing but -inf
 
 
-def attention_probs(q: Tensor, k: Tensor, scale: float, mask: Tensor | None) -> tuple[Tensor, Tensor]:
-    """scores = q k^T * scale (B, nh, L, S), before the mask; probs = softmax(scores + mask). Returns both."""
-    scores = (q @ k.transpose(-2, -1)) * scale
+def dot_products(q: Tensor, k: Tensor) -> Tensor:
+    """q k^T (..., L, S): every query against every key."""
+    return q @ k.transpose(-2, -1)
+
+
+def attention_probs(q: Tensor, k: Tensor, scale: float, mask: Tensor | None,
+                    product: Callable[[Tensor, Tensor], Tensor] = dot_products) -> tuple[Tensor, Tensor]:
+    """scores = q k^T * scale (B, nh, L, S), before the mask; probs = softmax(scores + mask). Returns both.
+    product: q k^T for keys laid out otherwise (grouped key heads, model.llama.attention.grouped_scores)."""
+    scores = product(q, k) * scale
     return scores, masked_softmax(scores, mask)
 
 
@@ -36,7 +43,7 @@ class Kernels:
     """The three operations of a block that have a faster form written over their own input (model.fast.FAST): the
     block's arithmetic (here and in model/layers.py) is written once and calls them through its `kernels`."""
 
-    attention_probs: Callable[[Tensor, Tensor, float, Tensor | None], tuple[Tensor | None, Tensor]]
+    attention_probs: Callable[..., tuple[Tensor | None, Tensor]]  # (q, k, scale, mask[, product]) -> (scores, probs)
     activate: Callable[[Tensor, Callable[[Tensor], Tensor]], Tensor]  # (hidden, activation) -> activation(hidden)
     add: Callable[[Tensor, Tensor], Tensor]  # (x, sub-layer output) -> x + output
 

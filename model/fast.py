@@ -15,14 +15,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.attention import FORMULA, Kernels
+from model.attention import FORMULA, Kernels, dot_products
 from model.masks import fully_blocked_rows
 
 _IN_PLACE = {F.relu: torch.relu_, F.gelu: torch.ops.aten.gelu_}
 
 
-def _attention_probs(q: Tensor, k: Tensor, scale: float, mask: Tensor | None) -> tuple[None, Tensor]:
-    scores = (q @ k.transpose(-2, -1)).mul_(scale)  # (B, nh, L, S)
+def _attention_probs(q: Tensor, k: Tensor, scale: float, mask: Tensor | None,
+                     product=dot_products) -> tuple[None, Tensor]:
+    scores = product(q, k).mul_(scale)  # (B, nh, L, S)
     if mask is not None:
         scores.add_(mask)
     probs = torch._softmax(scores, -1, False, out=scores)  # over the scores: no second (B, nh, L, S) tensor

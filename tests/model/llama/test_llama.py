@@ -9,6 +9,7 @@ import torch
 import transformers
 
 from model.llama import Llama, LlamaConfig, UnsupportedLlama
+from model.llama.attention import GROUPED_ROWS, grouped_context, grouped_scores, inverse_frequencies, rotate, rotation
 
 CASES = {  # hidden, layers, heads, kv heads, head_dim, rope_theta, tied
     "multi-query": (64, 2, 4, 1, 16, 10000.0, True),
@@ -144,3 +145,24 @@ def test_the_trace_holds_swiglu_s_gate_and_up_as_hugging_face_computes_them(pair
         close(layer.ffn_gate, gate)
         close(layer.ffn_up, up)
         close(layer.ffn_hidden, torch.nn.functional.silu(gate) * up)
+
+
+@pytest.mark.parametrize("queries", [1, 7, GROUPED_ROWS + 1])
+def test_grouped_key_heads_give_what_repeating_them_gives(queries):
+    """Each key/value head serves its group of consecutive query heads (Hugging Face's repeat_kv), whether the
+    product is grouped (a few queries) or the heads repeated (many)."""
+    g = torch.Generator().manual_seed(5)
+    q, probs = torch.randn(2, 6, queries, 8, generator=g), torch.rand(2, 6, queries, queries + 3, generator=g)
+    k, v = (torch.randn(2, 2, queries + 3, 8, generator=g) for _ in range(2))
+    close(grouped_scores(q, k), q @ k.repeat_interleave(3, dim=1).transpose(-2, -1))
+    close(grouped_context(probs, v), probs @ v.repeat_interleave(3, dim=1))
+
+
+def test_the_rotation_is_the_formula_s_bit_for_bit():
+    """x cos + rotate_half(x) sin, rotate_half([a, b]) = [-b, a]: the sign moved into sin changes no bit."""
+    x = torch.randn(2, 3, 5, 16, generator=torch.Generator().manual_seed(6))
+    cos, signed_sin = rotation(4, 5, 16, 10000.0)
+    half = torch.cat((-x[..., 8:], x[..., :8]), dim=-1)
+    angles = torch.arange(4, 9).float()[:, None] * inverse_frequencies(16, 10000.0)
+    sin = torch.cat((angles, angles), dim=-1).sin()
+    assert torch.equal(rotate(x, cos, signed_sin), x * cos + half * sin)
