@@ -1,7 +1,7 @@
 """How a causal LM writes (model.causal): the next word's distribution, and a generation of N words, greedy or sampled
 (model.sampling), with any heads switched off (model.heads); the prompt read once, then one row per word (the
 forward pass's cache)."""
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 import torch
@@ -37,9 +37,11 @@ def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
 
 
 def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = (),
-             stop: Collection[int] = ()) -> Generation:
+             stop: Collection[int] = (), step: Callable | None = None) -> Generation:
     """Write `steps` words after the prompt (P,) (fewer if the context runs out, or after a word of `stop`, which is
-    written: a chat model's end of turn): greedy, or drawn as sampling says with a generator seeded by its seed."""
+    written: a chat model's end of turn): greedy, or drawn as sampling says with a generator seeded by its seed.
+    step: the model's model.compiled.CompiledStep, which reads each word after the prompt with the same numbers;
+    used when no head is switched off."""
     if prompt.numel() == 0:
         raise ValueError("a generation starts from at least one word")
     off = model.heads_off(heads)
@@ -58,7 +60,8 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
         if written[-1] in stop:
             break
         if k + 1 < steps:
-            out = model(word[:, None], cache=out.cache, off=off)
+            out = (model(word[:, None], cache=out.cache, off=off) if step is None or off is not None
+                   else step(word[:, None], out.cache))
             row_steps.append(out.attentions)
     total = prompt.numel() + max(0, len(written) - 1)
     attentions = []

@@ -5,9 +5,12 @@ import threading
 import pytest
 import torch
 
-from model.compiled import CompiledPass, compiled_pass
+from model.causal.decoding import generate
+from model.compiled import CompiledPass, CompiledStep, compiled_pass, compiled_step
+from model.fast import accelerate
 from model.gpt import GPT, GPTConfig
 from model.llama import Llama, LlamaConfig
+from model.sampling import Sampling
 from model.text_models import TextConfig, TextEncoder
 
 MAX = 64
@@ -104,3 +107,46 @@ def test_a_pass_that_cannot_be_traced_leaves_the_eager_path():
 
     assert compiled_pass(Untraceable(), MAX) is None
 
+
+
+@pytest.mark.parametrize("which", ["gpt", "llama", "llama, accelerated"])
+def test_the_compiled_step_writes_what_the_eager_steps_write_bit_for_bit(which):
+    """A generation through the traced step: the same words, scores and attention, at every length after the
+    traced example's, up to the model's last position (a frozen position or mask would show at once)."""
+    model = gpt() if which == "gpt" else llama()
+    if "accelerated" in which:
+        model = accelerate(model)
+    step = compiled_step(model)
+    assert isinstance(step, CompiledStep)  # this torch traces it and the check passed: the app takes it
+    prompt = torch.randint(1, 99, (6,), generator=torch.Generator().manual_seed(4))
+    for sampling in (None, Sampling(temperature=1.5, seed=7)):
+        with torch.inference_mode():
+            alone, stepped = (generate(model, prompt, MAX, sampling, step=s) for s in (None, step))
+        assert stepped.written.numel() == MAX - 6  # to the last position
+        assert torch.equal(alone.written, stepped.written) and torch.equal(alone.logits, stepped.logits)
+        assert all(torch.equal(a, b) for a, b in zip(alone.attentions, stepped.attentions))
+
+
+def test_a_step_that_would_differ_from_the_eager_one_is_not_used(monkeypatch):
+    """The check on a longer cache than the traced one catches what tracing froze: here the graph is made to read
+    its example's length, so `compiled_step` gives None and generation steps eagerly."""
+    model = llama()
+    real = Llama.forward
+
+    def frozen(self, input_ids, *args, cache=None, **kwargs):  # a position taken from a Python int while tracing
+        out = real(self, input_ids, *args, cache=cache, **kwargs)
+        if torch.jit.is_tracing():
+            out.logits.add_(cache.length)
+        return out
+
+    monkeypatch.setattr(Llama, "forward", frozen)
+    assert compiled_step(model) is None
+
+
+def test_the_compiled_step_refuses_what_it_was_not_traced_for():
+    model = llama()
+    step = compiled_step(model)
+    with torch.inference_mode():
+        cache = model(torch.zeros(2, 3, dtype=torch.long), use_cache=True).cache
+        with pytest.raises(ValueError, match="one word after a cache of one sequence"):
+            step(torch.zeros(2, 1, dtype=torch.long), cache)
