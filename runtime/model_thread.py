@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 from locales import _, ngettext
-from model.compiled import compiled_pass
+from model.compiled import compiled_pass, compiled_step
 
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
 
@@ -153,37 +153,54 @@ def may_trace(choice) -> bool:
 class Compiling:
     """A model's model.compiled.CompiledPass, traced on a model thread after the model's first pass (which runs
     eagerly), so that neither a cold model nor a one-off random configuration waits for the tracing (0.08 s
-    for MiniLM; 0.18 s and a 0.05 s warm-up call at bert-base size). Per model, never per request."""
+    for MiniLM; 0.18 s and a 0.05 s warm-up call at bert-base size); and, for a model that writes, its
+    CompiledStep, traced after its first generation (1.4 s for SmolLM2). Per model, never per request."""
 
     def __init__(self, model):
-        self._model, self._future, self._lock = model, None, threading.Lock()
+        self._model, self._futures, self._lock = model, {}, threading.Lock()
 
     def ready(self):
         """The compiled pass once it is built; None before, or if this torch cannot trace the model."""
-        future = self._future
+        return self._ready(_trace_and_warm)
+
+    def ready_step(self):
+        """The compiled generation step once it is built; None before, or if it could not be built."""
+        return self._ready(_trace_step)
+
+    def _ready(self, build):
+        future = self._futures.get(build)
         return future.result() if future is not None and future.done() and not future.cancelled() else None
 
     @property
     def started(self) -> bool:
-        return self._future is not None
+        return bool(self._futures)
 
-    def start(self) -> None:
+    @property
+    def step_started(self) -> bool:
+        return _trace_step in self._futures
+
+    def start(self, build=None) -> None:
+        """Queue the pass's tracing (or build: _trace_step for the generation step's), once."""
+        build = build or _trace_and_warm
         with self._lock:
-            if self._future is None:
+            if build not in self._futures:
                 # a weak reference: a model dropped from the budget while its tracing waits in the queue is freed,
                 # not kept alive (and traced for nothing) by the queue
-                self._future, _ = QUEUE.submit(_trace_and_warm, (weakref.ref(self._model),))
+                self._futures[build], _ = QUEUE.submit(build, (weakref.ref(self._model),))
+
+    def start_step(self) -> None:
+        self.start(_trace_step)
 
     def settle(self) -> None:
-        """Cancel the tracing if it waits in the queue, or wait for it to end if it runs (a few tenths of a s)."""
-        future = self._future
-        if future is not None and not future.cancel():
-            future.exception()  # the end of it, whatever it was: a failed trace only means the eager pass serves
+        """Cancel the tracings waiting in the queue, or wait for those running to end (a second or so)."""
+        for future in list(self._futures.values()):
+            if not future.cancel():
+                future.exception()  # the end of it, whatever it was: a failed trace only means the eager pass serves
 
     def wait(self):
-        """Build it now if it is not being built, and return it (tests, benchmarks)."""
+        """Build the pass now if it is not being built, and return it (tests, benchmarks)."""
         self.start()
-        return self._future.result()
+        return self._futures[_trace_and_warm].result()
 
 
 def _trace_and_warm(model_ref: weakref.ref):
@@ -197,3 +214,8 @@ def _trace_and_warm(model_ref: weakref.ref):
     except Exception:  # noqa: BLE001 - a graph that cannot run is not used: the eager pass serves, as before
         return None
     return compiled
+
+
+def _trace_step(model_ref: weakref.ref):
+    model = model_ref()
+    return None if model is None else compiled_step(model)

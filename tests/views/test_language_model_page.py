@@ -4,6 +4,7 @@ scores on a probe and on the prompt, heads switched off in every part, the logit
 tokenizer, and bad input as plain messages."""
 import html
 import json
+import time
 
 import numpy as np
 import pytest
@@ -14,12 +15,15 @@ from harness.apptest import figures, link_value, plotly_array
 from model.causal.ablation import Ablated, probe_accuracy, sentence_loss
 from model.causal.decoding import generate, logits_of
 from model.causal.probes import PROBE_LENGTH, PROBE_SEED, PROBES, induction_scores, previous_token_scores, repeat_probes
+from model.compiled import CompiledStep
 from model.gpt.model import BLOCKS
 from model.gpt.toy import METRICS, SHIPPED, load
 from model.heads import parse_heads
+from model.kinds import SourceKey
 from model.sampling import Sampling
-from runtime import memory
+from runtime import memory, models
 from runtime.budget import Kind
+from runtime.models import Choice
 from views.language_model.page import DEFAULT_PROMPT, PLAYING
 
 
@@ -264,3 +268,29 @@ def test_an_example_button_sets_the_prompt_and_top_p_cuts_the_tail(toy):
     np.testing.assert_allclose(shown_p[~cut.numpy()], kept[top.indices][~cut].numpy(), atol=1e-6)
     np.testing.assert_allclose(shown_p[cut.numpy()], top.values[cut].numpy(), atol=1e-6)  # before the cut
     assert [c == "#b4b4b4" for c in colours] == cut.tolist()
+
+
+def test_after_its_first_writing_the_model_writes_through_its_compiled_step_the_same_words(toy, monkeypatch):
+    """The first writing steps eagerly and queues the tracing of the model's step (model.compiled); the next ones
+    step through the graph: the same words and the same attention as generate's eager steps."""
+    model, vocabulary = toy
+    traced = models.compiling(Choice(SourceKey.GPT))
+    open_lm(prompt="the cat saw two red birds")
+    traced.start_step()  # queued by that first writing unless an earlier test's writing did
+    deadline = time.monotonic() + 60
+    while traced.ready_step() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert traced.ready_step() is not None  # the toy GPT traces, and the graph passed its bit-for-bit check
+    steps, real = [], CompiledStep.__call__
+    monkeypatch.setattr(CompiledStep, "__call__", lambda self, *args: steps.append(1) or real(self, *args))
+    prompt = "a cat saw the teacher"
+    at = open_lm(prompt=prompt, words="12")
+    assert len(steps) == 11  # every word after the first, through the graph
+    with torch.inference_mode():
+        want = generate(model, ids_of(vocabulary, prompt), 12)
+    assert written(at) == [vocabulary.tokens[i] for i in want.written.tolist()]
+    at.slider(key="step").set_value(11).run()
+    causal, _ = figures(at)
+    z, row = plotly_array(causal["data"][0]["z"]), ids_of(vocabulary, prompt).numel() + 10
+    layer, head = int(link_value(at, "layer")), int(link_value(at, "head"))
+    np.testing.assert_allclose(np.nan_to_num(z[row, :row + 1]), want.attentions[layer][head, row, :row + 1], atol=6e-5)

@@ -13,7 +13,8 @@ import torch
 from locales import _
 from model.causal.decoding import generate
 from runtime.budget import Kind
-from runtime.model_thread import on_model_thread
+from runtime.model_thread import may_trace, on_model_thread
+from runtime.models import compiling
 from views.language_model.page import LanguageModel
 from views.shell.errors import cached
 from views.shell.markdown import plain
@@ -50,7 +51,11 @@ def _frozen(array, dtype=np.float32) -> np.ndarray:
 def compute(lm: LanguageModel, way: Way) -> Writing:
     model, prompt = lm.model, torch.tensor(lm.ids, dtype=torch.long)
     sampling = way.sampling() if way.kind == SAMPLE else None
-    run = on_model_thread(partial(generate, heads=lm.heads_off), model, prompt, lm.words, sampling)
+    traced = compiling(lm.choice)
+    step = traced.ready_step()  # the same words and numbers as the eager steps, a tenth faster (model.compiled)
+    run = on_model_thread(partial(generate, heads=lm.heads_off, step=step), model, prompt, lm.words, sampling)
+    if step is None and not traced.step_started and may_trace(lm.choice):
+        traced.start_step()  # for the next writing with this model
     logits = run.logits  # (N, V)
     tempered = torch.softmax(logits / (way.temperature if sampling else 1.0), -1)
     final = sampling.probabilities(logits) if sampling else tempered
