@@ -10,6 +10,7 @@ import transformers
 
 from model.analysis.showcase import SHOWCASE, best_head, pronoun_attention
 from model.causal.decoding import generate
+from model.compiled import compiled_step
 from model.llama.smollm2 import load, packaged
 
 pytestmark = pytest.mark.slow
@@ -75,14 +76,17 @@ def test_logits_equal_transformers_reading_of_the_same_file(ours, theirs, tokeni
 def test_greedy_generation_is_identical_for_64_tokens_on_20_prompts(ours, theirs, tokenizer):
     """Ours writes 64 tokens after each prompt; transformers, reading prompt and answer in one pass, takes each of
     them as its own argmax (what its greedy generation would write, token for token); on 3 of the prompts its
-    `generate` itself writes the same 64 (its key/value cache too: the whole loop, 64 steps each)."""
+    `generate` itself writes the same 64 (its key/value cache too: the whole loop, 64 steps each). Every other
+    prompt steps through the compiled step, as the app writes (model.compiled), the others eagerly."""
     texts = PROMPTS + [tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
                                                      tokenize=False) for q in QUESTIONS]
     assert len(texts) == 20
+    step = compiled_step(ours)
+    assert step is not None  # traced, and bit for bit the eager step on SmolLM2
     for k, text in enumerate(texts):
         prompt = torch.tensor(tokenizer(text)["input_ids"])
         with torch.inference_mode():
-            got = generate(ours, prompt, 64).written
+            got = generate(ours, prompt, 64, step=step if k % 2 else None).written
             assert got.numel() == 64
             read = theirs(torch.cat([prompt, got])[None]).logits[0, prompt.numel() - 1:-1].argmax(-1)
             assert read.tolist() == got.tolist(), text
