@@ -130,7 +130,9 @@ def unmarked(text: str, data_words: set[str]) -> list[str]:
         if stripped == text:
             break
         text = stripped
-    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"`[^`]*`", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"<[^>]*>",
+    # data-text: a block of the model's own words (an answer it wrote, its chat template), data like the tokens
+    for pattern in (r"(?s)<(script|style)\b.*?</\1>", r"(?s)<(div)\b[^>]*\bdata-text\b[^>]*>.*?</\1>",
+                    r"`[^`]*`", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"<[^>]*>",
                     r"&[a-z]+;",
                     r":material/[a-z_]+:", r"https?://\S+", r"%\{[^}]*\}"):
         text = re.sub(pattern, " ", text)

@@ -13,6 +13,7 @@ class Capability(StrEnum):
     CROSS_ATTENTION = "cross-attention"  # a decoder that attends to an encoder's output
     TRANSLATION = "translation"  # it translates the toy language's Chinese into its English
     GENERATION = "generation"  # it writes the next token: a language model
+    CHAT = "chat"  # it answers a question in turns: its tokenizer has a chat template (model.causal.chat)
     SENTENCE_EMBEDDING = "sentence-embedding"  # trained so that its mean-pooled output embeds a sentence
     SNAPSHOTS = "snapshots"  # trained here: its training's snapshots ship with it, and a server can train it live
     CONFIGURABLE = "configurable"  # built from settings a visitor picks (a random model)

@@ -8,6 +8,7 @@ much can flow from a token at the top to each token at the bottom.
 """
 import numpy as np
 import torch
+from torch import Tensor
 
 FLOW_MAX_TOKENS = 24  # max-flow per (query, key) in pure Python: 24 tokens x 6 layers, 0.7 s per query row
 
@@ -69,6 +70,28 @@ def saliency(model, input_ids: torch.Tensor, target: str = "sentence", token: in
     tokens; so it keeps one layer's, for the cost of a second forward pass."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, not {target!r}")
+
+    def scalar(last: Tensor) -> Tensor:
+        out = model.stack_output(last)[0]  # (T, E)
+        return out.mean(0).norm() if target == "sentence" else out[token].norm()
+
+    product = _gradient_x_input(model, input_ids, scalar)
+    return product.sum(-1).numpy(), product.norm(dim=-1).numpy()
+
+
+def word_saliency(model, input_ids: torch.Tensor, position: int, word: int) -> tuple[np.ndarray, ...]:
+    """saliency() for a causal LM's writing: y = log p(word | the tokens up to `position`), the log-probability the
+    model gives at `position` to the word it wrote next. input_ids (1, T). Returns (signed, norm), each (T,); the
+    tokens after `position` get 0 (the causal mask keeps them out)."""
+    def scalar(last: Tensor) -> Tensor:
+        return torch.log_softmax(model.read_out(last[0, position]), -1)[word]
+
+    product = _gradient_x_input(model, input_ids, scalar)
+    return product.sum(-1).numpy(), product.norm(dim=-1).numpy()
+
+
+def _gradient_x_input(model, input_ids: torch.Tensor, scalar) -> Tensor:
+    """(T, E) x * dy/dx, y = scalar(the last block's output (1, T, E)), x the embeddings' output."""
     with torch.inference_mode(False):
         x, _ = model.embed(input_ids.clone(), None, False)
         inputs = [x.detach().clone()]  # (1, T, E) each layer's input
@@ -77,11 +100,9 @@ def saliency(model, input_ids: torch.Tensor, target: str = "sentence", token: in
                 inputs.append(model.layer_output(index, inputs[-1]))
         with torch.enable_grad():
             last = inputs[-1].requires_grad_(True)
-            out = model.stack_output(model.layer_output(len(inputs) - 1, last))[0]  # (T, E)
-            y = out.mean(0).norm() if target == "sentence" else out[token].norm()
+            y = scalar(model.layer_output(len(inputs) - 1, last))
             (grad,) = torch.autograd.grad(y, last)
             for index in reversed(range(len(inputs) - 1)):
                 x = inputs[index].requires_grad_(True)
                 (grad,) = torch.autograd.grad(model.layer_output(index, x), x, grad)
-        product = (grad * inputs[0])[0].detach()  # (T, E)
-    return product.sum(-1).numpy(), product.norm(dim=-1).numpy()
+        return (grad * inputs[0])[0].detach()  # (T, E)

@@ -37,11 +37,13 @@ def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
 
 
 def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = (),
-             stop: Collection[int] = (), step: Callable | None = None) -> Generation:
+             stop: Collection[int] = (), step: Callable | None = None,
+             on_word: Callable[[int], None] | None = None) -> Generation:
     """Write `steps` words after the prompt (P,) (fewer if the context runs out, or after a word of `stop`, which is
     written: a chat model's end of turn): greedy, or drawn as sampling says with a generator seeded by its seed.
     step: the model's model.compiled.CompiledStep, which reads each word after the prompt with the same numbers;
-    used when no head is switched off."""
+    used when no head is switched off. on_word(id): called with each word as soon as it is chosen (a page streams the
+    answer with it)."""
     if prompt.numel() == 0:
         raise ValueError("a generation starts from at least one word")
     off = model.heads_off(heads)
@@ -57,6 +59,8 @@ def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None
             word = torch.multinomial(sampling.probabilities(scores), 1, generator=generator)[:, 0]
         written.append(int(word))
         chosen_from.append(scores[0])
+        if on_word is not None:
+            on_word(written[-1])
         if written[-1] in stop:
             break
         if k + 1 < steps:

