@@ -5,9 +5,11 @@ import html
 import numpy as np
 
 from locales import _
-from viz.attention import axis_labels, heatmap_spec
+from viz.attention import VIRIDIS, axis_labels, heatmap_spec
 from viz.decoding import BAR_BLUE, CHOSEN_ORANGE
 from viz.spec import FigureSpec
+
+MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
 
 
 def ranking_spec(words, attention, saliency, title: str) -> FigureSpec:
@@ -48,3 +50,48 @@ def every_head_spec(rows, tokens, heads: int, title: str) -> FigureSpec:
     layout["yaxis"] = dict(layout["yaxis"], tickvals=[names[i] for i in range(0, len(names), heads)],
                            ticktext=[f"{i // heads}" for i in range(0, len(names), heads)])
     return FigureSpec([heat], layout)
+
+
+def sink_grid_spec(share, title: str) -> FigureSpec:
+    """share (layers, heads): the attention each head gives the first token, a heatmap on a fixed 0..1 scale."""
+    share = np.asarray(share, dtype=np.float32)
+    layers, heads = share.shape
+    return FigureSpec([{
+        "type": "heatmap", "z": share, "x": list(range(heads)), "y": list(range(layers)), "zmin": 0.0, "zmax": 1.0,
+        "colorscale": VIRIDIS, "colorbar": {"title": {"text": "p"}},
+        "hovertemplate": _("layer %{y}, head %{x}<br>to the first token: %{z:.3f}") + "<extra></extra>"}], {
+        "title": {"text": html.escape(title, quote=False)}, "height": 560, "margin": MARGIN,
+        "xaxis": {"title": {"text": _("head")}, "dtick": 1},
+        "yaxis": {"title": {"text": _("layer")}, "autorange": "reversed", "dtick": 2}})
+
+
+def sink_layers_spec(by_layer, line: float, title: str) -> FigureSpec:
+    """by_layer (layers,): each layer's mean share to the first token, as horizontal bars, a dashed line at `line`."""
+    by_layer = np.asarray(by_layer, dtype=np.float32)
+    colours = [CHOSEN_ORANGE if v > line else BAR_BLUE for v in by_layer]
+    return FigureSpec([{
+        "type": "bar", "orientation": "h", "x": by_layer, "y": list(range(len(by_layer))), "marker": {"color": colours},
+        "hovertemplate": _("layer %{y}: %{x:.3f} to the first token") + "<extra></extra>"}], {
+        "title": {"text": html.escape(title, quote=False)}, "height": 560, "margin": MARGIN,
+        "shapes": [{"type": "line", "x0": line, "x1": line, "y0": 0, "y1": 1, "yref": "paper",
+                    "line": {"dash": "dash", "color": "#666"}}],
+        "xaxis": {"title": {"text": _("attention to the first token")}, "range": [0.0, 1.0]},
+        "yaxis": {"title": {"text": _("layer")}, "autorange": "reversed", "dtick": 2}})
+
+
+def loss_bars_spec(tokens, losses, base: float, title: str) -> FigureSpec:
+    """The answer's loss with each token evicted (the first token's bar orange), a dashed line at the loss with
+    nothing evicted."""
+    losses = np.asarray(losses, dtype=np.float32)
+    labels = axis_labels(tokens)
+    colours = [CHOSEN_ORANGE] + [BAR_BLUE] * (len(losses) - 1)
+    bar = {"type": "bar", "x": labels, "y": losses, "marker": {"color": colours},
+           "text": [f"{v:.2f}" for v in losses], "textposition": "outside", "cliponaxis": False,
+           "hovertemplate": _("%{x} evicted: loss %{y:.3f} nats a token") + "<extra></extra>"}
+    return FigureSpec([bar], {
+        "title": {"text": html.escape(title, quote=False)}, "height": 380, "margin": MARGIN,
+        "shapes": [{"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": base, "y1": base,
+                    "line": {"dash": "dash", "color": "#666"}}],
+        "xaxis": {"type": "category", "categoryorder": "array", "categoryarray": labels,
+                  "title": {"text": _("the token evicted")}},
+        "yaxis": {"title": {"text": _("loss (nats a token)")}, "rangemode": "tozero"}})

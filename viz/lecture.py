@@ -120,7 +120,7 @@ def for_projector(figure: dict, height: int) -> dict:
         layout["title"] = {**title, "text": f"{title.get('text', '')} ({', '.join(sorted(notes - {None}))})"}
     if any(isinstance(a, dict) and a.get("side") == "top" for k, a in layout.items() if k.startswith("xaxis")):
         margin = layout.setdefault("margin", {})  # the title above the key labels and their axis title
-        margin["t"] = max(margin.get("t") or 0, 160)
+        margin["t"] = max(margin.get("t") or 0, 200)
     figure["layout"] = layout
     figure["data"] = data
     return figure

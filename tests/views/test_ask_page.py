@@ -15,6 +15,7 @@ from harness.apptest import figures, link_value, plotly_array
 from model.analysis.rollout import word_saliency
 from model.causal.chat import conversation
 from model.causal.decoding import generate
+from model.causal.sink import answer_loss, evicting, first_token_share
 from model.gpt.__main__ import chat
 from model.kinds import SourceKey
 from model.llama.smollm2 import load, packaged
@@ -160,3 +161,24 @@ def test_a_long_question_is_cut_with_a_notice():
 def test_in_chinese():
     at = open_ask("提问", lang="zh", step="2")
     assert answers(at) and any(m.value.startswith("**回答的第 2 个词元。**") for m in at.markdown)
+
+
+def test_the_sink_part_measures_the_answers_own_attention_and_eviction(smollm2):
+    model, tokenizer = smollm2
+    at = open_ask(part="sink")
+    c = conversation(tokenizer, DEFAULT_QUESTION)
+    P = len(c.ids)
+    with torch.inference_mode():
+        run = generate(model, torch.tensor(c.ids), DEFAULT_MOST, stop={c.end_of_turn})
+        ids = run.ids
+        T = ids.numel()
+        share = first_token_share(torch.stack(run.attentions).numpy(), range(P - 1, T - 1))
+        base, _ = answer_loss(model, ids, P)
+        first, _ = answer_loss(model, ids, P, evicting(T, 0, P - 1))
+    grid = by_title(at, "The answer's attention to the first token")
+    np.testing.assert_allclose(plotly_array(grid["data"][0]["z"]), share, atol=1e-6)
+    (said,) = [m.value for m in at.markdown if m.value.startswith("Nothing evicted")]
+    assert f"**{base:.3f}**" in said and f"**{first:.3f}**" in said and first > 2 * base  # the sink is load-bearing
+    strongest = np.unravel_index(share.argmax(), share.shape)
+    at.button(key="ask-sink-one").click().run()
+    assert link_value(at, "off") == f"{strongest[0]}.{strongest[1]}" and len(answers(at)) == 2

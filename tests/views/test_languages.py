@@ -39,6 +39,9 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("language-model", {"prompt": ""}), ("language-model", {"prompt": "the zebra saw " * 30}),  # unknown, cut
     ("language-model", {"part": "learning", "snap": "0"}), ("language-model", {"part": "learning", "off": "1.2"}),
     ("language-model", {"part": "live"}),
+    # Ask: each part, every view of a step, heads switched off, sampling, and bad input
+    ("ask", {"part": "sink"}), ("ask", {"off": "18.8", "step": "5", "grad": "1", "every": "1", "special": "renorm"}),
+    ("ask", {"decode": "sample", "top_k": "5", "most": "8"}), ("ask", {"q": ""}), ("ask", {"q": "why " * 200}),
     ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
     ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
                     "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves

@@ -23,6 +23,7 @@ from views.widgets.pickers import chat_model_choice
 # ?part= -> (label, module): each module has section(asked: Asked)
 PARTS = {
     "look": (N_("Where each word looked"), "views.ask.step"),
+    "sink": (N_("The attention sink"), "views.ask.sink"),
 }
 DEFAULT_QUESTION = "What is the capital of France?"
 EXAMPLES = (DEFAULT_QUESTION, "Why is the sky blue?", "What do cats eat?", "Translate to English: 我有一只猫")
@@ -115,9 +116,10 @@ def view(page: Page) -> None:
         way = way_controls((GREEDY, SAMPLE))
         c = read_question(loaded.tokenizer, question)
         notices.show_notices()
-    with st.expander(_("The conversation as the model reads it: {n} tokens (grey: the chat template's)").format(
-            n=len(c.ids)), expanded=False):
-        token_strip(c.tokens, [not a for a in c.asked])
+    if not lecture.on():  # in front of a class the answer and the charts come first
+        with st.expander(_("The conversation as the model reads it: {n} tokens (grey: the chat template's)").format(
+                n=len(c.ids)), expanded=False):
+            token_strip(c.tokens, [not a for a in c.asked])
     q = Question(choice, c, most, way, off)
     original = answer(loaded, replace(q, heads_off=())) if off else None
     asked = Asked(q, loaded, answer(loaded, q), original)

@@ -13,6 +13,7 @@ from model.lens import logit_lens
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.ask.page import PLAYING, Asked
+from views.ask.text import token_strip
 from views.charts.mounted import show_chart
 from views.language_model.run import distribution_csv, npz
 from views.language_model.writing import chosen_caption
@@ -92,9 +93,11 @@ def section(asked: Asked) -> None:
         notices.show_notices()
     row = a.row(step)
     shown = special_tokens.hidden(mode, [(w.attentions, a.template, a.template)], zip(w.tokens, a.template))[0]
-    read = code("".join(w.tokens[:row + 1][-16:]))
-    st.markdown(_("**Token {step} of the answer.** The model reads {n} tokens, ending: … {read} → writes "
-                  "**{word}**").format(step=step, n=row + 1, read=read, word=code(w.words[step])))
+    said = _("**Token {step} of the answer.** The model reads {n} tokens and writes **{word}**.")
+    st.markdown(said.format(step=step, n=row + 1, word=code(w.words[step])))
+    if not lecture.on():  # in front of a class the chart comes first
+        st.caption(_("The last tokens it reads (grey: the chat template's):"))
+        token_strip(w.tokens[max(0, row - 15):row + 1], a.template[max(0, row - 15):row + 1])
     keys = shown.kept_keys[:row + 1]
     tokens = shown.key_tokens(w.tokens[:row + 1])
     left, right = lecture.charts_row(2)

@@ -15,7 +15,8 @@ def token_strip(tokens, template, container=None) -> None:
         f"</style><div class='strip' data-text>{cells}</div>")
 
 
-def text_html(text: str, cursor: bool = False) -> str:
-    """The model's words as escaped HTML, line breaks kept; data-text: the model's, not the interface's."""
-    return (f"<div class='answer' data-text style='white-space:pre-wrap;font-size:1.05rem'>{html.escape(text)}"
+def text_html(text: str, cursor: bool = False, kind: str = "answer") -> str:
+    """The model's words as escaped HTML, line breaks kept; data-text: the model's, not the interface's. kind: the
+    box's class ("answer": the page's answer; "rewritten": one written again in an experiment)."""
+    return (f"<div class='{kind}' data-text style='white-space:pre-wrap;font-size:1.05rem'>{html.escape(text)}"
             f"{' ▌' if cursor else ''}</div>")
