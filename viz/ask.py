@@ -5,7 +5,7 @@ import html
 import numpy as np
 
 from locales import _
-from viz.attention import VIRIDIS, axis_labels, heatmap_spec
+from viz.attention import axis_labels, heatmap_spec
 from viz.decoding import BAR_BLUE, CHOSEN_ORANGE
 from viz.spec import FigureSpec
 
@@ -50,19 +50,6 @@ def every_head_spec(rows, tokens, heads: int, title: str) -> FigureSpec:
     layout["yaxis"] = dict(layout["yaxis"], tickvals=[names[i] for i in range(0, len(names), heads)],
                            ticktext=[f"{i // heads}" for i in range(0, len(names), heads)])
     return FigureSpec([heat], layout)
-
-
-def sink_grid_spec(share, title: str) -> FigureSpec:
-    """share (layers, heads): the attention each head gives the first token, a heatmap on a fixed 0..1 scale."""
-    share = np.asarray(share, dtype=np.float32)
-    layers, heads = share.shape
-    return FigureSpec([{
-        "type": "heatmap", "z": share, "x": list(range(heads)), "y": list(range(layers)), "zmin": 0.0, "zmax": 1.0,
-        "colorscale": VIRIDIS, "colorbar": {"title": {"text": "p"}},
-        "hovertemplate": _("layer %{y}, head %{x}<br>to the first token: %{z:.3f}") + "<extra></extra>"}], {
-        "title": {"text": html.escape(title, quote=False)}, "height": 560, "margin": MARGIN,
-        "xaxis": {"title": {"text": _("head")}, "dtick": 1},
-        "yaxis": {"title": {"text": _("layer")}, "autorange": "reversed", "dtick": 2}})
 
 
 def sink_layers_spec(by_layer, line: float, title: str) -> FigureSpec:

@@ -152,7 +152,7 @@ def test_the_induction_part_finds_its_heads_by_their_scores_on_a_probe(toy):
     layer, head = divmod(int(induction[1:].argmax()), induction.size(1))
     layer += 1
     p_layer, p_head = divmod(int(previous[:layer].argmax()), previous.size(1))
-    prev_map, ind_map, losses = figures(at)
+    prev_map, ind_map, losses = figures(at)[:3]  # then the survey over many probes (its own test)
     assert f"layer {layer} · head {head}" in ind_map["layout"]["title"]["text"]
     assert f"layer {p_layer} · head {p_head}" in prev_map["layout"]["title"]["text"]
     z = np.nan_to_num(plotly_array(ind_map["data"][0]["z"]))
@@ -294,3 +294,16 @@ def test_after_its_first_writing_the_model_writes_through_its_compiled_step_the_
     z, row = plotly_array(causal["data"][0]["z"]), ids_of(vocabulary, prompt).numel() + 10
     layer, head = int(link_value(at, "layer")), int(link_value(at, "head"))
     np.testing.assert_allclose(np.nan_to_num(z[row, :row + 1]), want.attentions[layer][head, row, :row + 1], atol=6e-5)
+
+
+def test_the_induction_part_surveys_every_head_over_many_probes(toy):
+    at = open_lm(part="induction")
+    grids = [f for f in figures(at) if f["layout"]["title"]["text"].startswith(("Previous-token score",
+                                                                               "Induction score"))]
+    assert [plotly_array(g["data"][0]["z"]).shape for g in grids] == [(2, 4), (2, 4)]
+    table = at.dataframe[-1].value
+    assert table["switched off"][2] == "the 3 strongest induction heads" and table["heads (layer.head)"][2].startswith(
+        "1.")
+    accuracy = [float(a.rstrip("%")) for a in table["copy accuracy"]]
+    assert accuracy[0] > 95 and accuracy[2] < 60 and accuracy[3] < 20  # the 3, then the 5 strongest switched off
+    assert not any(m.value.startswith("**Beside the toy GPT**") for m in at.markdown)  # it is the toy GPT

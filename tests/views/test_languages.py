@@ -38,7 +38,7 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("language-model", {"part": "heads", "off": "1.2"}), ("language-model", {"part": "lens", "off": "0.3"}),
     ("language-model", {"prompt": ""}), ("language-model", {"prompt": "the zebra saw " * 30}),  # unknown, cut
     ("language-model", {"part": "learning", "snap": "0"}), ("language-model", {"part": "learning", "off": "1.2"}),
-    ("language-model", {"part": "live"}),
+    ("language-model", {"part": "live"}), ("language-model", {"model": "smollm2", "part": "induction"}),
     # Ask: each part, every view of a step, heads switched off, sampling, and bad input
     ("ask", {"part": "sink"}), ("ask", {"off": "18.8", "step": "5", "grad": "1", "every": "1", "special": "renorm"}),
     ("ask", {"decode": "sample", "top_k": "5", "most": "8"}), ("ask", {"q": ""}), ("ask", {"q": "why " * 200}),

@@ -80,3 +80,19 @@ def test_every_download_of_its_pages_opens(path, params, offered):
             assert name.endswith(".csv") and data.startswith(b"\xef\xbb\xbf"), (path, label)
             rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
             assert len(rows) >= 2 and len({len(r) for r in rows}) == 1, (path, label)
+
+
+def test_its_induction_heads_over_probes_beside_the_toy_gpt():
+    at = opened("language-model", part="induction")
+    grids = {f["layout"]["title"]["text"].split(":")[0]: plotly_array(f["data"][0]["z"]) for f in figures(at)
+             if f["layout"]["title"]["text"].startswith(("Previous-token score", "Induction score"))}
+    assert {k: v.shape for k, v in grids.items()} == {"Previous-token score": (30, 9), "Induction score": (30, 9)}
+    layer, head = np.unravel_index(grids["Induction score"].argmax(), (30, 9))
+    (said,) = [m.value for m in at.markdown if m.value.startswith("Copy accuracy **")]
+    assert f"Strongest induction heads: layer {layer} · head {head}" in said
+    ours, toy = (d.value for d in at.dataframe[-2:])
+    accuracy = [float(a.rstrip("%")) for a in ours["copy accuracy"]]
+    assert list(ours["switched off"][:2]) == ["none: the whole model", "the strongest induction head"]
+    assert accuracy[4] < accuracy[0] / 4 and accuracy[4] < accuracy[-1]  # 10 induction heads off, against 5 at random
+    assert toy["copy accuracy"][0] == "100%" and any(m.value.startswith("**Beside the toy GPT** (2 layers × 4 heads")
+                                                     for m in at.markdown)

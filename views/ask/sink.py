@@ -20,7 +20,8 @@ from views.shell.errors import cached
 from views.shell.markdown import code
 from views.widgets import downloads
 from views.widgets.heads_off import KEY as OFF
-from viz.ask import loss_bars_spec, sink_grid_spec, sink_layers_spec
+from viz.ask import loss_bars_spec, sink_layers_spec
+from viz.head_grid import head_grid_spec
 
 ORDINARY = 12  # ordinary tokens evicted one at a time: the question's, evenly spread
 SINK_HEADS = 10  # the strongest sink heads a button switches off
@@ -89,7 +90,8 @@ def section(asked: Asked) -> None:
     left, right = lecture.charts_row(2)
     with left:
         title = _("The answer's attention to the first token {token}, by layer and head").format(token=w.tokens[0])
-        show_chart(sink_grid_spec(share, title), key="ask-sink-grid")
+        show_chart(head_grid_spec(share, title, _("layer %{y}, head %{x}<br>to the first token: %{z:.3f}"), _("layer"),
+                                  _("head")), key="ask-sink-grid")
     with right:
         show_chart(sink_layers_spec(by_layer, DOMINATES, _("Its mean over each layer's heads")), key="ask-sink-layers")
     dominated = [str(i) for i in np.flatnonzero(by_layer > DOMINATES)]

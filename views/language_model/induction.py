@@ -20,6 +20,7 @@ from model.causal.probes import (
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from views.charts.mounted import show_chart
+from views.language_model import survey
 from views.language_model.page import LanguageModel, head_name
 from views.shell import lecture
 from views.shell.errors import cached
@@ -175,3 +176,5 @@ def section(lm: LanguageModel) -> None:
             first=first, second=second))
     with st.expander(_("Every head's scores on this text")):
         scores_table(c)
+    if probe:
+        survey.section(lm)

@@ -71,10 +71,11 @@ class LanguageModel:
 
 
 def intro() -> None:
-    st.info(_("A GPT reads the words so far and scores every word of its vocabulary for the next one; it writes one, "
-              "reads it, and goes on. Its attention is causal: a word sees only the words before it. The toy GPT was "
-              "trained by this project in under two minutes on toy English, where copying from context pays: watch "
-              "its induction head find the earlier occurrence of a word and copy what came after it."),
+    st.info(_("A language model reads the words so far and scores every word of its vocabulary for the next one; it "
+              "writes one, reads it, and goes on. Its attention is causal: a word sees only the words before it. The "
+              "toy GPT was trained by this project in under two minutes on toy English, where copying from context "
+              "pays; SmolLM2-135M-Instruct is a real LLM of 30 layers. Both have induction heads: watch them find the "
+              "earlier occurrence of a word and copy what came after it."),
             icon=":material/edit_note:")
 
 
