@@ -28,7 +28,8 @@ def _links(at: AppTest) -> list[tuple[str, dict[str, str]]]:
 def test_the_stops_follow_the_tutorials_and_exist():
     assert [stop.path for stop in tour_stops.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads",
                                                         "steps", "architecture", "encoder-decoder", "translate",
-                                                        "language-model", "language-model"]
+                                                        "language-model", "language-model",  # the toy GPT
+                                                        "language-model", "ask", "ask"]  # then a real LLM
     for stop in tour_stops.STOPS:
         registry.by_path(stop.path)
         assert set(map(str, stop.params)) <= registry.link_keys()
@@ -67,7 +68,7 @@ def test_a_stop_of_another_page_shows_no_banner_and_a_bad_stop_a_notice():
     at = _open("heatmap", tour="5")  # stop 5 is the all-heads page
     assert not any("Tour, stop" in m.value for m in at.markdown)
     at = _open("heatmap", tour="99")
-    assert any("tour=99" in w.value and "1 to 11" in w.value for w in at.warning)
+    assert any("tour=99" in w.value and f"1 to {len(tour_stops.STOPS)}" in w.value for w in at.warning)
     assert not at.exception
 
 
@@ -93,7 +94,7 @@ def test_a_hostile_stop_is_one_short_code_span_and_the_page_still_works():
 def test_next_to_a_stop_on_the_same_page_opens_that_stop_s_state():
     """Stops 10 and 11 are both the Language model page: Next from one to the other (the same page, new link) shows
     the next stop's part, not the part this session's widgets held."""
-    first, second = len(tour_stops.STOPS) - 1, len(tour_stops.STOPS)
+    first, second = 10, 11
     assert tour_stops.STOPS[first - 1].path == tour_stops.STOPS[second - 1].path == "language-model"
     at = _open("language-model", **tour_stops.query_params(first, "en"))
     assert at.segmented_control(key="part").value == "next"

@@ -84,6 +84,23 @@ STOPS: tuple[Stop, ...] = (
             "word after the earlier occurrence of the current one, and copies it: the stripe below the diagonal. "
             "Switch it off in the sidebar and copying falls."),
          {"model": SourceKey.GPT, "part": "induction", "source": "probe"}),
+    # then the modern model: the same ideas in a real LLM
+    Stop("language-model", N_("Induction heads in a real LLM"),
+         N_("SmolLM2-135M-Instruct, 30 layers of 9 heads, on the same kind of probe. Below the maps, every head's "
+            "previous-token and induction score: the toy GPT's two-layer circuit is spread over the middle layers "
+            "here. Switch the strongest induction heads off and copying collapses; as many random heads cost less."),
+         {"model": SourceKey.SMOLLM2, "part": "induction", "source": "probe"}),
+    Stop("ask", N_("Ask a real LLM"),
+         N_("Ask SmolLM2 a question and watch the answer appear token by token. Token 5 writes Paris: layer 23 "
+            "head 4 gives 0.60 of its attention to France, while most heads look at the first token. Pick another "
+            "token, or click a question word's button to open the head that used it most."),
+         {"model": SourceKey.SMOLLM2, "q": "What is the capital of France?", "part": "look", "step": 5, "layer": 23,
+          "head": 4}),
+    Stop("ask", N_("The attention sink"),
+         N_("Many heads park their attention on the first token. Evict it from the key/value cache, as StreamingLLM's "
+            "window does, and the answer falls apart; evict an ordinary token and it hardly changes. Switch the "
+            "strongest sink head off and see the answer change."),
+         {"model": SourceKey.SMOLLM2, "q": "Why is the sky blue?", "part": "sink"}),
 )
 
 
