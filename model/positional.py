@@ -1,4 +1,5 @@
-"""Where a token is: the sinusoidal table of "Attention Is All You Need" and learned positions."""
+"""Where a token is: the sinusoidal table of "Attention Is All You Need", learned positions, and what RoPE does
+instead (rotating q and k by position, so their score depends on the distance alone) beside adding the table."""
 import math
 
 import torch
@@ -67,3 +68,35 @@ class LearnedPositionalEmbedding(nn.Module):
         if not torch.jit.is_tracing() and seq_len > self.max_len:  # model.compiled checks it before the graph
             raise ValueError(f"sequence of {seq_len} tokens is longer than max_len {self.max_len}")
         return self.weight[:seq_len].unsqueeze(0)
+
+
+def rotary_frequencies(d: int, base: float) -> Tensor:
+    """(d/2,) RoPE's theta_i = base^(-2i/d), radians a position: the sinusoidal table's frequencies."""
+    from model.llama.attention import inverse_frequencies  # noqa: PLC0415 - RoPE's own code, where the model runs it
+
+    return inverse_frequencies(d, float(base))
+
+
+def rotary_scores(q: Tensor, k: Tensor, positions: int, theta: float) -> Tensor:
+    """(P, P) RoPE's scores of one query and one key (d,) put at every position: row m is q rotated to position m,
+    column n is k rotated to n (model.llama.attention's split-halves convention, pair i turning by m theta^(-2i/d)).
+    The rotations compose: R(m)q · R(n)k = q · R(n - m)k, a function of the distance n - m alone."""
+    from model.llama.attention import rotate, rotation  # noqa: PLC0415 - RoPE's own code, where the model runs it
+
+    d = q.numel()
+    cos, sin = rotation(0, positions, d, float(theta))  # (P, d)
+    return rotate(q.expand(positions, d), cos, sin) @ rotate(k.expand(positions, d), cos, sin).T
+
+
+def added_scores(q: Tensor, k: Tensor, table: Tensor) -> Tensor:
+    """(P, P) the same query and key with the position vectors of table (P, d) added, as the 2017 Transformer adds
+    them to x: (q + PE_m) · (k + PE_n), not a function of n - m alone."""
+    return (q[None] + table) @ (k[None] + table).T
+
+
+def shift_gap(scores: Tensor) -> float:
+    """How far a (P, P) score table is from depending on n - m alone: the largest spread along any diagonal, i.e. the
+    largest |S[m + s, n + s] - S[m, n]| over every pair and shift s."""
+    P = scores.size(0)
+    spreads = [scores.diagonal(offset).max() - scores.diagonal(offset).min() for offset in range(-(P - 1), P)]
+    return float(torch.stack(spreads).max())

@@ -68,7 +68,7 @@ def test_the_positional_page_shows_its_rotation_not_a_learned_table():
         assert not at.exception
         assert any(says in c.value for c in at.caption), [c.value for c in at.caption]
     rotary = [f for f in figures(at) if "RoPE" in f["layout"]["title"]["text"]]
-    assert len(rotary) == 2  # the table, and every pair of positions compared
+    assert len(rotary) == 3  # the table, every pair of positions compared, then RoPE's own part (random q and k)
     table = plotly_array(rotary[0]["data"][0]["z"])
     want = sinusoidal_table(64, 16, 100000.0).numpy()  # head_dim 16, rope_theta 100000
     np.testing.assert_allclose(table, want[:table.shape[0], :table.shape[1]], atol=5e-5 + 1e-7)

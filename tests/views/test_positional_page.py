@@ -12,6 +12,7 @@ from harness import apptest
 from harness.apptest import plotly_array
 from runtime import models
 
+ROPE_CHARTS = 4  # after the sinusoidal table's: views.pages.rotary
 LABELS = ["d_model (width of the table)", "Number of positions", "First dimension shown", "Last dimension shown"]
 
 
@@ -36,7 +37,7 @@ def test_default_shows_sinusoidal_and_minilm_learned_positions():
     assert not at.exception
     assert [s.label for s in at.slider] == LABELS
     assert at.segmented_control[0].value == 10000
-    table, learned, curves, sim, learned_sim = figures(at)
+    table, learned, curves, sim, learned_sim = figures(at)[:5]  # then RoPE's four
     z = array(table["data"][0]["z"])
     assert z.shape == (128, 128)
     assert z[5, 2] == pytest.approx(pe(5, 2, 128, 10000), abs=1e-6)
@@ -91,13 +92,13 @@ def test_random_sinusoidal_model_has_no_learned_table():
     at = open_positional(model="random")
     assert not at.exception
     assert any("adds the sinusoidal table itself" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 3 + ROPE_CHARTS
 
 
 def test_random_model_with_learned_positions_shows_them():
     at = open_positional(model="random", positional="learned", d_model="64")
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 5
+    assert len(at.get("plotly_chart")) == 5 + ROPE_CHARTS
     assert array(figures(at)[1]["data"][0]["z"]).shape == (128, 64)
 
 
@@ -105,7 +106,7 @@ def test_no_dimension_chosen_asks_for_some():
     at = open_positional(pe_dims="")
     assert not at.exception
     assert any("Pick dimensions" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 4 + ROPE_CHARTS
 
 
 def test_the_whole_sinusoidal_table_downloads_as_csv(offered):
@@ -117,3 +118,17 @@ def test_the_whole_sinusoidal_table_downloads_as_csv(offered):
     rows = list(csv.reader(io.StringIO(build().decode("utf-8-sig"))))
     assert rows[0] == ["position", *(f"dim {i}" for i in range(64))] and len(rows) == 301
     assert float(rows[1 + 250][1 + 7]) == pytest.approx(pe(250, 7, 64, 100), abs=1e-7)
+
+
+def test_rope_follows_the_sinusoidal_table_with_the_pages_own_d_and_base():
+    at = open_positional(pe_d="32", pe_base="100", pe_n="40")
+    assert not at.exception and at.header[-1].value == "RoPE: rotate q and k instead of adding a vector"
+    rotation, frequencies, rotated, added = figures(at)[-4:]
+    thetas = array(frequencies["data"][0]["y"])
+    np.testing.assert_allclose(thetas, [100 ** (-2 * i / 32) for i in range(16)], rtol=1e-6)
+    pair0 = rotation["data"][0]
+    np.testing.assert_allclose(array(pair0["x"])[:3], np.cos([0, 1, 2]), atol=1e-6)  # pair 0 turns 1 radian a position
+    r, a = array(rotated["data"][0]["z"]), array(added["data"][0]["z"])
+    assert r.shape == a.shape == (40, 40)
+    assert max(np.ptp(np.diagonal(r, k)) for k in range(-39, 40)) < 1e-4  # the distance alone
+    assert max(np.ptp(np.diagonal(a, k)) for k in range(-39, 40)) > 1.0

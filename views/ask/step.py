@@ -26,6 +26,7 @@ from views.widgets.pickers import first_head, layer_head, pick
 from viz.ask import every_head_spec, ranking_spec
 from viz.decoding import causal_step_spec, next_word_spec
 from viz.lens import lens_figure
+from viz.spec import FigureSpec
 
 TOP_HEADS = 3  # heads named per question word
 MOST_BUTTONS = 12  # question words with a button that opens their strongest head
@@ -49,15 +50,17 @@ def saliency_at(asked: Asked, step: int) -> np.ndarray:
 
 
 def lens_at(asked: Asked, step: int):
-    """Each layer's output at the step's row read out as if it were the last: the logit lens of one step (30 rows of
-    the output matrix's product, about 20 ms), once per (answer, step)."""
+    """Each layer's output at the step's row read out as if it were the last: the logit lens of one step, once per
+    (answer, step). The 30 layers are read as one batch of rows (given to model.lens as 30 positions of one layer):
+    the output matrix is then read once, 15 ms, not once a layer, 185 ms."""
     a = asked.answer
-    outputs = torch.from_numpy(np.array(a.hidden[:, a.row(step):a.row(step) + 1]))  # (layers, 1, E)
-    chosen = torch.tensor([a.writing.ids[step]])
+    outputs = torch.from_numpy(np.array(a.hidden[None, :, a.row(step)]))  # (1, layers, E)
+    chosen = torch.tensor([a.writing.ids[step]]).expand(outputs.size(1))
 
     def compute():
         lens = on_model_thread(logit_lens, outputs, asked.model.read_out, chosen, False)
-        return lens.top_ids.numpy(), lens.top_p.numpy(), lens.chosen_p.numpy(), lens.chosen_rank.numpy()
+        return (lens.top_ids[0, :, None].numpy(), lens.top_p[0, :, None].numpy(), lens.chosen_p[0, :, None].numpy(),
+                lens.chosen_rank[0, :, None].numpy())  # each (layers, 1, ...): one column
 
     return cached(("ask-lens", asked.question.key, step), compute, _("The logit lens"), kind=Kind.ATTRIBUTION)
 
@@ -173,17 +176,21 @@ def question_words(asked: Asked, step: int, layer: int, head: int, mean: bool, s
                            help=_("Show layer {layer} head {head} above").format(layer=top[0], head=top[1]))
 
 
-def lens_part(asked: Asked, step: int) -> None:
+def lens_spec(asked: Asked, step: int) -> FigureSpec:
     a, w = asked.answer, asked.answer.writing
     top_ids, top_p, chosen_p, rank = lens_at(asked, step)
     token = asked.loaded.reader.token
     words = [[[token(int(i)) for i in cell] for cell in layer] for layer in top_ids.tolist()]
+    return lens_figure(chosen_p, words, top_p, rank, [f"{w.tokens[a.row(step)]} → {w.words[step]}"],
+                       _("Token {step}: each layer read out as if it were the last").format(step=step),
+                       columns=_("the token read → the token written"),
+                       hover=_("layer %{y}<br>the token written: p = %{z:.3f}, rank %{customdata[1]}<br>top "
+                               "tokens:<br>%{customdata[0]}<extra></extra>"))
+
+
+def lens_part(asked: Asked, step: int) -> None:
     st.subheader(_("Which word would each layer have written?"))
-    show_chart(lens_figure(chosen_p, words, top_p, rank, [f"{w.tokens[a.row(step)]} → {w.words[step]}"],
-                           _("Token {step}: each layer read out as if it were the last").format(step=step),
-                           columns=_("the token read → the token written"),
-                           hover=_("layer %{y}<br>the token written: p = %{z:.3f}, rank %{customdata[1]}<br>top "
-                                   "tokens:<br>%{customdata[0]}<extra></extra>")), key="ask-lens")
+    show_chart(lens_spec(asked, step), key="ask-lens")
     st.caption(_("Each layer's output at this step, through the final RMSNorm and the output matrix: the token it "
                  "would write and its probability; the colour is that layer's probability of the token the model "
                  "wrote."))

@@ -11,6 +11,7 @@ from model.positional import sinusoidal_table
 from runtime.budget import Kind
 from runtime.models import Choice, loaded_model
 from views.charts.mounted import streamlit_chart
+from views.pages import rotary
 from views.shell import lecture
 from views.shell.errors import cached, failure
 from views.shell.frame import Page
@@ -126,6 +127,7 @@ def view(page: Page) -> None:
     tables(table, positions, num_positions, first, last, base)
     waves(table, d_model, base)
     similarities(table, positions, num_positions, cosine)
+    rotary.section(d_model, base, num_positions)
 
 
 def table_csv(table: np.ndarray) -> bytes:
