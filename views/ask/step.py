@@ -103,6 +103,8 @@ def section(asked: Asked) -> None:
         token_strip(w.tokens[max(0, row - 15):row + 1], a.template[max(0, row - 15):row + 1])
     keys = shown.kept_keys[:row + 1]
     tokens = shown.key_tokens(w.tokens[:row + 1])
+    if lecture.on():  # in front of a class the lesson's chart first: which question words this word drew on
+        question_words(asked, step, layer, head, mean, shown, grad)
     left, right = lecture.charts_row(2)
     with left:
         if every:
@@ -129,7 +131,8 @@ def section(asked: Asked) -> None:
                                   _("Token {step}: the {n} most likely next tokens").format(
                                       step=step, n=len(w.candidates[step]))), key="ask-next")
         st.caption(chosen_caption(w.words[step], asked.question.way.kind))
-    question_words(asked, step, layer, head, mean, shown, grad)
+    if not lecture.on():
+        question_words(asked, step, layer, head, mean, shown, grad)
     lens_part(asked, step)
     downloads_row(asked, step)
 
