@@ -24,6 +24,7 @@ from runtime.budget import Kind
 from runtime.models import Choice
 from views.ask.answer import Question
 from views.ask.page import DEFAULT_MOST, DEFAULT_QUESTION, MAX_QUESTION_TOKENS
+from views.ask.sink import csv_of
 from views.language_model.run import distribution_csv, npz
 from views.widgets.next_word import Way
 
@@ -179,6 +180,9 @@ def test_the_sink_part_measures_the_answers_own_attention_and_eviction(smollm2):
     np.testing.assert_allclose(plotly_array(grid["data"][0]["z"]), share, atol=1e-6)
     (said,) = [m.value for m in at.markdown if m.value.startswith("Nothing evicted")]
     assert f"**{base:.3f}**" in said and f"**{first:.3f}**" in said and first > 2 * base  # the sink is load-bearing
+    rows = csv_of(share).decode("utf-8-sig").splitlines()  # what its download button builds
+    assert rows[0] == "layer,head,share_to_first_token" and len(rows) == 1 + 270
+    assert abs(float(rows[1 + 9 * 23 + 4].split(",")[2]) - share[23, 4]) < 1e-6
     strongest = np.unravel_index(share.argmax(), share.shape)
     at.button(key="ask-sink-one").click().run()
     assert link_value(at, "off") == f"{strongest[0]}.{strongest[1]}" and len(answers(at)) == 2

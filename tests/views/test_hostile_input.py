@@ -88,6 +88,7 @@ PAGES = [
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
                 "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"},
                 "snap": {"part": "learning"}}),
+    Page("modern", ("text",), "query", "layer", own=({"part": "nowhere", "key": "-1"},)),
     Page("ask", ("q",), "most", "layer",
          own=({"decode": "beam", "off": "1.99", "part": "nowhere", "step": "-3"},
               {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"every": "maybe", "grad": "x"}),

@@ -42,6 +42,7 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     # Ask: each part, every view of a step, heads switched off, sampling, and bad input
     ("ask", {"part": "sink"}), ("ask", {"off": "18.8", "step": "5", "grad": "1", "every": "1", "special": "renorm"}),
     ("ask", {"decode": "sample", "top_k": "5", "most": "8"}), ("ask", {"q": ""}), ("ask", {"q": "why " * 200}),
+    ("modern", {"part": "norm"}), ("modern", {"part": "attention"}), ("modern", {"text": "hi"}),
     ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
     ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
                     "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves

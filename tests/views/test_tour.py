@@ -29,7 +29,7 @@ def test_the_stops_follow_the_tutorials_and_exist():
     assert [stop.path for stop in tour_stops.STOPS] == ["positional", "heatmap", "softmax", "masks", "all-heads",
                                                         "steps", "architecture", "encoder-decoder", "translate",
                                                         "language-model", "language-model",  # the toy GPT
-                                                        "language-model", "ask", "ask"]  # then a real LLM
+                                                        "language-model", "ask", "ask", "modern"]  # a real LLM
     for stop in tour_stops.STOPS:
         registry.by_path(stop.path)
         assert set(map(str, stop.params)) <= registry.link_keys()

@@ -101,6 +101,12 @@ STOPS: tuple[Stop, ...] = (
             "window does, and the answer falls apart; evict an ordinary token and it hardly changes. Switch the "
             "strongest sink head off and see the answer change."),
          {"model": SourceKey.SMOLLM2, "q": "Why is the sky blue?", "part": "sink"}),
+    Stop("modern", N_("From 2017 to today"),
+         N_("The tutorials' model adds a position vector to x; SmolLM2 rotates q and k instead (RoPE). Take its own "
+            "query of `it` and key of `animal` and move both along the text: rotated, their score stays the same to "
+            "the sixth decimal; with the table added it swings. Then RMSNorm, and the key/value cache that "
+            "grouped-query attention shrinks."),
+         {"part": "positions", "text": _SENTENCE, "query": 8, "key": 1, "layer": 13, "head": 8}),
 )
 
 
