@@ -31,7 +31,7 @@ from harness.students.widgets import slider_of
 from training.toy_language import sample
 
 # the slider moved on a stop: the first of these the page shows (a chart's own Layer / Head sliders count)
-SLIDERS = ("step", "head", "layer", "layers", "words", "pe_to")
+SLIDERS = ("step", "head", "layer", "layers", "words", "pe_to", "most")  # most: the Ask page's sink part
 TEXTS = {"heatmap": "text", "translate": "src"}  # the pages a student types a sentence of its own on: its box
 NEXT_CLICKS = 3  # presses of the decoding's Next button on a page that has one
 RESEARCH = ("rollout", "atlas")  # opened at the end on the student's own sentence

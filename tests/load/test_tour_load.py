@@ -10,7 +10,7 @@ from views.shell.tour_stops import STOPS
 
 LIVE_STEPS = 30  # the live translator's steps (ATTNVIZ_LIVE_STEPS): a few seconds
 TYPED = {"heatmap": "text", "translate": "src"}  # the pages a student types its own sentence on, and the box
-STEPPED = {"steps", "next"}  # the ?part= of the stops that decode step by step (the Translate and Language model pages)
+STEPPED = {"steps", "next", "look"}  # the ?part= of the stops that step: Translate, Language model, Ask pages
 
 
 def expected_steps(live: bool) -> list[str]:

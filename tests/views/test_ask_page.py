@@ -166,7 +166,7 @@ def test_in_chinese():
 
 def test_the_sink_part_measures_the_answers_own_attention_and_eviction(smollm2):
     model, tokenizer = smollm2
-    at = open_ask(part="sink")
+    at = open_ask(part="sink", evict="1")
     c = conversation(tokenizer, DEFAULT_QUESTION)
     P = len(c.ids)
     with torch.inference_mode():

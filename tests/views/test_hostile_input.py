@@ -88,7 +88,7 @@ PAGES = [
          opens={"top_k": {"decode": "sample"}, "temperature": {"decode": "sample"}, "draw": {"decode": "sample"},
                 "top_p": {"decode": "sample"}, "probe_seed": {"part": "induction"}, "source": {"part": "induction"},
                 "snap": {"part": "learning"}}),
-    Page("modern", ("text",), "query", "layer", own=({"part": "nowhere", "key": "-1"},)),
+    Page("modern", ("mtext",), "query", "layer", own=({"part": "nowhere", "key": "-1"},)),
     Page("ask", ("q",), "most", "layer",
          own=({"decode": "beam", "off": "1.99", "part": "nowhere", "step": "-3"},
               {"top_k": "-1", "temperature": "0", "draw": "1000", "top_p": "2"}, {"every": "maybe", "grad": "x"}),
@@ -302,6 +302,9 @@ def test_every_parameter_a_page_reads_is_a_link_key():
                 else:
                     assert isinstance(name, ast.Constant), f"{source.name}:{call.lineno}: a name not read here"
                     bound.add(name.value)
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "sentence"
+                    and len(call.args) > 1 and isinstance(call.args[1], ast.Constant)):  # a text box of its own
+                bound.add(call.args[1].value)
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "get"
                     and isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "query_params"
                     and call.args and isinstance(call.args[0], ast.Constant)):  # read without a widget (?tour=)

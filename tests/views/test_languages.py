@@ -40,9 +40,10 @@ PAGE_STATES = [(spec.path, {}) for spec in registry.PAGES] + [
     ("language-model", {"part": "learning", "snap": "0"}), ("language-model", {"part": "learning", "off": "1.2"}),
     ("language-model", {"part": "live"}), ("language-model", {"model": "smollm2", "part": "induction"}),
     # Ask: each part, every view of a step, heads switched off, sampling, and bad input
-    ("ask", {"part": "sink"}), ("ask", {"off": "18.8", "step": "5", "grad": "1", "every": "1", "special": "renorm"}),
+    ("ask", {"part": "sink"}), ("ask", {"part": "sink", "evict": "1"}),
+    ("ask", {"off": "18.8", "step": "5", "grad": "1", "every": "1", "special": "renorm"}),
     ("ask", {"decode": "sample", "top_k": "5", "most": "8"}), ("ask", {"q": ""}), ("ask", {"q": "why " * 200}),
-    ("modern", {"part": "norm"}), ("modern", {"part": "attention"}), ("modern", {"text": "hi"}),
+    ("modern", {"part": "norm"}), ("modern", {"part": "attention"}), ("modern", {"mtext": "hi"}),
     ("positional", {"model": "random"}),  # sinusoidal: no learned table, and why
     ("positional", {"model": "random", "positional": "learned", "pe_sim": "cosine", "pe_d": "33", "pe_from": "20",
                     "pe_to": "3", "pe_dims": ",".join(map(str, range(17)))}),  # odd d, swapped range, too many curves

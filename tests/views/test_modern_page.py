@@ -7,8 +7,9 @@ import torch
 
 from harness import apptest
 from harness.apptest import figures, plotly_array
-from model.analysis.modern import attention_input
+from model.analysis.modern import attention_input, shifted_scores
 from model.llama.smollm2 import load, packaged
+from views.pages.modern import SHIFTS, shifted_csv
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +32,11 @@ def test_rope_keeps_its_own_score_along_the_text_and_the_added_table_does_not():
     assert abs(float(rotated[0]) - float(own)) < 1e-4  # `it` (8) looking at `animal` (1), layer 13 head 8
     (said,) = [m.value for m in at.markdown if m.value.startswith("SmolLM2's own query")]
     assert f"**{float(own):.4f}**" in said
+    assert [d.proto.label for d in at.get("download_button")] == ["Download the scores (CSV)"]
+    s = shifted_scores(model, ids, 13, 8, 8, 1, SHIFTS)  # what the button builds its file from, on click
+    rows = shifted_csv(s).decode("utf-8-sig").splitlines()
+    assert rows[0] == "shift,rope_score,added_score" and len(rows) == 1 + SHIFTS
+    assert abs(float(rows[1].split(",")[1]) - float(own)) < 1e-4
 
 
 def test_the_norms_are_of_the_models_own_residual():

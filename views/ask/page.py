@@ -10,7 +10,7 @@ import streamlit as st
 from locales import N_, _
 from model.causal.chat import Conversation, conversation
 from views.ask.answer import Answer, Question, answer
-from views.ask.text import text_html, token_strip
+from views.ask.text import labelled_html, text_html, token_strip
 from views.language_model.page import heads_off
 from views.shell import lecture
 from views.shell.frame import Page
@@ -88,15 +88,19 @@ def first_difference(a: Answer, b: Answer) -> int | None:
 def show_answers(asked: Asked) -> None:
     a, o = asked.answer, asked.original
     ended = _("(end of turn)") if a.ended else _("(cut at {n} tokens)").format(n=a.steps)
+    lines = 2 if lecture.on() else None  # on a projector the chart below must fit: the rest of the answer scrolls
+    if o is None and lecture.on():
+        st.html(labelled_html(_("Answer {ended}:").format(ended=ended), a.text, 2))
+        return
     if o is None:
         st.markdown(_("**Answer** {ended}:").format(ended=ended))
         st.html(text_html(a.text))
         return
     left, right = st.columns(2)
     left.markdown(_("**The model's own answer:**"))
-    left.html(text_html(o.text))
+    left.html(text_html(o.text, lines=lines))
     right.markdown(_("**With the heads switched off:**"))
-    right.html(text_html(a.text))
+    right.html(text_html(a.text, lines=lines))
     part = first_difference(o, a)
     if part is None:
         st.caption(_("The same answer, word for word: the heads switched off did not change it."))

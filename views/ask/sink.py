@@ -1,7 +1,8 @@
 """The attention sink, measured on the student's own question: for every layer and head, the share of attention the
 answer's tokens give the first token; the layers where it is over half; and StreamingLLM's experiment (model.causal.
 sink): the first token evicted from the key/value cache for the answer's queries, against an ordinary token evicted
-the same way: the answer's loss, and the answer written again."""
+the same way: the answer's loss, and the answer written again. The experiment (about 15 passes and two writings) runs
+when it is switched on (?evict=1): a class moving through the part costs the server only the maps already computed."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from views.charts.mounted import show_chart
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.markdown import code
-from views.widgets import downloads
+from views.widgets import downloads, state
 from views.widgets.heads_off import KEY as OFF
 from viz.ask import loss_bars_spec, sink_layers_spec
 from viz.head_grid import head_grid_spec
@@ -107,13 +108,18 @@ def section(asked: Asked) -> None:
                args=(strongest,), key="ask-sink-ten")
     st.caption(_("A head switched off adds nothing to its layer's output: the answer is then written again, beside "
                  "the model's own, above."))
-    evicted(asked, experiment(asked))
     downloads.button(_("Download the sink shares (CSV)"), lambda: csv_of(share), "ask_sink.csv", "text/csv")
+    st.subheader(_("Is the sink load-bearing? Evict it"))
+    if state.toggle(_("Run the eviction experiment"), "evict", False,
+                    help=_("About 15 passes of the model and two answers written again: several seconds, once per "
+                           "answer (then shared by everyone who asks the same).")):
+        evicted(asked, experiment(asked))
+    else:
+        st.caption(_("Switch it on to read the answer again without the first token, and without ordinary ones."))
 
 
 def evicted(asked: Asked, e: Experiment) -> None:
     w, reader = asked.answer.writing, asked.loaded.reader
-    st.subheader(_("Is the sink load-bearing? Evict it"))
     st.markdown(_("StreamingLLM keeps a window of recent tokens in the key/value cache and drops the oldest. Here the "
                   "answer is read again with one token dropped from the cache for every query that writes it (the "
                   "tokens before the answer still saw it): the first token, or an ordinary one."))

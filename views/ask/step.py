@@ -152,12 +152,14 @@ def question_words(asked: Asked, step: int, layer: int, head: int, mean: bool, s
     if grad:
         norm = saliency_at(asked, step)
         share = norm[positions] / max(float(norm[positions].sum()), 1e-12)
-    st.subheader(_("Which words of the question did {word} draw on?").format(word=code(w.words[step])))
+    title = _("Question words by attention, {which}").format(which=which_heads(layer, head, mean))
+    if lecture.on():  # the question in the chart's title: on a projector the chart must fit under the answer
+        title = _("What {word} drew on: {title}").format(word=w.words[step].strip() or w.words[step], title=title)
+    else:
+        st.subheader(_("Which words of the question did {word} draw on?").format(word=code(w.words[step])))
     left, right = lecture.charts_row(2)
     with left:
-        show_chart(ranking_spec(words, attention[positions], share,
-                                _("Question words by attention, {which}").format(which=which_heads(layer, head, mean))),
-                   key="ask-rank")
+        show_chart(ranking_spec(words, attention[positions], share, title), key="ask-rank")
         st.caption(_("Blue: the attention this step's row gives each question word.") + " " + (
             _("Orange: each word's share of gradient × input over the question's words, where y is the "
               "log-probability of the word written: how much the answer word changes with that word's input "

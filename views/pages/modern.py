@@ -30,7 +30,8 @@ PARTS = {"positions": N_("Positions: added or rotated"), "norm": N_("LayerNorm o
          "attention": N_("Grouped-query attention and the cache")}
 SHIFTS = 256  # the pair of words moved 0 .. 255 positions further
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-MAX_TEXT_CHARS, MAX_TOKENS = 500, 64
+MAX_TOKENS = 64  # of its text, ?mtext=: its own box, so that the tour's stop sets it without touching the sentence a
+# student carries from page to page (?text=); said literally where it is read (tests/views/test_hostile_input.py)
 
 
 def intro() -> None:
@@ -57,7 +58,7 @@ def positions(page: Page) -> None:
     loaded = llm(page)
     config = loaded.model.config
     with lecture.sidebar():
-        text = sentence(_("Text"), "text", DEFAULT_TEXT)
+        text = sentence(_("Text"), "mtext", DEFAULT_TEXT)  # its own: see the module
         ids, tokens = tokens_of(loaded, text or DEFAULT_TEXT)
         if len(tokens) < 2:
             st.info(_("Type at least two tokens: a query and a key before it."))
@@ -101,7 +102,7 @@ def norm(page: Page) -> None:
     loaded = llm(page)
     config = loaded.model.config
     with lecture.sidebar():
-        text = sentence(_("Text"), "text", DEFAULT_TEXT)
+        text = sentence(_("Text"), "mtext", DEFAULT_TEXT)  # its own: see the module
         ids, tokens = tokens_of(loaded, text or DEFAULT_TEXT)
         row = st.columns(2)
         layer = state.int_slider(_("Layer"), "layer", 0, config.n_layer - 1, 13, container=row[0])

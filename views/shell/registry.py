@@ -89,8 +89,8 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("ask", N_("Ask"), ":material/chat:", "views.ask.page",
              N_("Ask a real chat model a question and watch it answer token by token; then pick any word of the answer "
                 "and see which words of your question it drew on, in which layer and head."),
-             params=frozenset({"q", "most", "off", "part", "step", "every", "grad", "decode", "draw", "temperature",
-                               "top_k", "top_p"})),
+             params=frozenset({"q", "most", "off", "part", "step", "every", "grad", "evict", "decode", "draw",
+                               "temperature", "top_k", "top_p"})),
     PageSpec("lines", N_("Line view"), ":material/linear_scale:", "views.pages.lines",
              N_("Tokens in two columns, a line from each query (left) to the keys it attends to (right), darker for "
                 "more attention, one colour per head. Click a token to bring out its lines and its row."), _ALL,
@@ -123,7 +123,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("modern", N_("From 2017 to today"), ":material/history:", "views.pages.modern",
              N_("What changed from the tutorials' Transformer to today's LLMs, each change measured on real weights: "
                 "positions rotated into q and k (RoPE), RMSNorm, grouped-query attention and its key/value cache."),
-             params=frozenset({"part", "query", "key", "text"})),
+             params=frozenset({"part", "query", "key", "mtext"})),
     PageSpec("tour", N_("Guided tour"), ":material/route:", "views.pages.tour",
              N_("The Transformer in the order the tutorials teach it, one page at a time: each stop opens a page "
                 "set up to show one idea, says what to look at, and has a link to put on a slide.")),

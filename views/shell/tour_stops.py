@@ -97,16 +97,16 @@ STOPS: tuple[Stop, ...] = (
          {"model": SourceKey.SMOLLM2, "q": "What is the capital of France?", "part": "look", "step": 5, "layer": 23,
           "head": 4}),
     Stop("ask", N_("The attention sink"),
-         N_("Many heads park their attention on the first token. Evict it from the key/value cache, as StreamingLLM's "
-            "window does, and the answer falls apart; evict an ordinary token and it hardly changes. Switch the "
-            "strongest sink head off and see the answer change."),
+         N_("Many heads park their attention on the first token. Switch on the eviction experiment: with the first "
+            "token evicted from the key/value cache, as StreamingLLM's window does, the answer falls apart; with an "
+            "ordinary token evicted it hardly changes. Switch the strongest sink head off and see the answer change."),
          {"model": SourceKey.SMOLLM2, "q": "Why is the sky blue?", "part": "sink"}),
     Stop("modern", N_("From 2017 to today"),
          N_("The tutorials' model adds a position vector to x; SmolLM2 rotates q and k instead (RoPE). Take its own "
             "query of `it` and key of `animal` and move both along the text: rotated, their score stays the same to "
             "the sixth decimal; with the table added it swings. Then RMSNorm, and the key/value cache that "
             "grouped-query attention shrinks."),
-         {"part": "positions", "text": _SENTENCE, "query": 8, "key": 1, "layer": 13, "head": 8}),
+         {"part": "positions", "mtext": _SENTENCE, "query": 8, "key": 1, "layer": 13, "head": 8}),
 )
 
 
