@@ -9,6 +9,7 @@ from viz.decoding import BAR_BLUE, CHOSEN_ORANGE
 from viz.spec import FigureSpec
 
 MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+LEGEND_BELOW = {"orientation": "h", "y": -0.22, "yanchor": "top"}  # not on the title, whatever its size (a projector)
 
 
 def shifted_spec(shifts, rotated, added, title: str) -> FigureSpec:
@@ -20,8 +21,8 @@ def shifted_spec(shifts, rotated, added, title: str) -> FigureSpec:
                  (added, _("sinusoidal table added to x (2017)"), BAR_BLUE, _("s = %{x}: score %{y:.3f}, added")),
                  (rotated, _("RoPE: q and k rotated"), CHOSEN_ORANGE, _("s = %{x}: score %{y:.5f}, RoPE")))]
     return FigureSpec(lines, {
-        "title": {"text": html.escape(title, quote=False)}, "height": 420, "margin": MARGIN,
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        "title": {"text": html.escape(title, quote=False)}, "height": 420, "margin": {**MARGIN, "b": 80},
+        "legend": LEGEND_BELOW,
         "xaxis": {"title": {"text": _("s: both words moved s positions further")}},
         "yaxis": {"title": {"text": _("score q·k / √d")}}})
 
@@ -34,8 +35,8 @@ def norms_spec(x, layer_norm, rms_norm, title: str, dims: int = 64) -> FigureSpe
             for values, name, colour in ((x, _("x"), "#9a9a9a"), (layer_norm, _("LayerNorm(x)"), BAR_BLUE),
                                          (rms_norm, _("RMSNorm(x)"), CHOSEN_ORANGE))]
     return FigureSpec(bars, {
-        "title": {"text": html.escape(title, quote=False)}, "height": 420, "margin": MARGIN, "barmode": "group",
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        "title": {"text": html.escape(title, quote=False)}, "height": 420, "margin": {**MARGIN, "b": 80},
+        "barmode": "group", "legend": LEGEND_BELOW,
         "xaxis": {"title": {"text": _("dimension")}}, "yaxis": {"title": {"text": _("value")}}})
 
 
