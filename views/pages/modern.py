@@ -58,8 +58,7 @@ def positions(page: Page) -> None:
     loaded = llm(page)
     config = loaded.model.config
     with lecture.sidebar():
-        text = sentence(_("Text"), "mtext", DEFAULT_TEXT)  # its own: see the module
-        ids, tokens = tokens_of(loaded, text or DEFAULT_TEXT)
+        ids, tokens = tokens_of(loaded, sentence(_("Text"), "mtext", DEFAULT_TEXT))  # its own box: see MAX_TOKENS
         if len(tokens) < 2:
             st.info(_("Type at least two tokens: a query and a key before it."))
             return
@@ -102,8 +101,7 @@ def norm(page: Page) -> None:
     loaded = llm(page)
     config = loaded.model.config
     with lecture.sidebar():
-        text = sentence(_("Text"), "mtext", DEFAULT_TEXT)  # its own: see the module
-        ids, tokens = tokens_of(loaded, text or DEFAULT_TEXT)
+        ids, tokens = tokens_of(loaded, sentence(_("Text"), "mtext", DEFAULT_TEXT))  # its own box: see MAX_TOKENS
         row = st.columns(2)
         layer = state.int_slider(_("Layer"), "layer", 0, config.n_layer - 1, 13, container=row[0])
         query = state.int_slider(_("Token"), "query", 0, len(tokens) - 1, min(8, len(tokens) - 1), container=row[1])
