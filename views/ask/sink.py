@@ -147,4 +147,4 @@ def evicted(asked: Asked, e: Experiment) -> None:
 def csv_of(share: np.ndarray) -> bytes:
     lines = ["layer,head,share_to_first_token"] + [f"{layer},{head},{share[layer, head]:.6f}"
                                                    for layer in range(share.shape[0]) for head in range(share.shape[1])]
-    return (downloads.BOM + "\n".join(lines) + "\n").encode("utf-8")
+    return downloads.csv_lines(lines)

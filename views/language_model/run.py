@@ -101,7 +101,7 @@ def distribution_csv(w: Writing, step: int) -> bytes:
     for rank, word in enumerate(w.candidates[step]):
         lines.append(f"{rank + 1},{downloads.csv_cell(word)},{w.final[step, rank]:.6f},{w.tempered[step, rank]:.6f},"
                      f"{int(rank == w.chosen[step])}")
-    return (downloads.BOM + "\n".join(lines) + "\n").encode("utf-8")
+    return downloads.csv_lines(lines)
 
 
 def download(w: Writing, step: int) -> None:

@@ -63,7 +63,7 @@ def npz_of(sentences, vectors, similarity) -> bytes:
 def csv_of(sentences, similarity) -> bytes:
     header = ",".join(["sentence", *(downloads.csv_cell(s) for s in sentences)])
     rows = [",".join([downloads.csv_cell(s), *(f"{c:.6f}" for c in similarity[i])]) for i, s in enumerate(sentences)]
-    return (downloads.BOM + "\n".join([header, *rows]) + "\n").encode("utf-8")
+    return downloads.csv_lines([header, *rows])
 
 
 def view(page: Page) -> None:

@@ -94,7 +94,7 @@ def positions(page: Page) -> None:
 def shifted_csv(s) -> bytes:
     lines = ["shift,rope_score,added_score"] + [f"{k},{r:.6f},{a:.6f}" for k, r, a in zip(s.shifts, s.rotated,
                                                                                            s.added)]
-    return (downloads.BOM + "\n".join(lines) + "\n").encode("utf-8")
+    return downloads.csv_lines(lines)
 
 
 def norm(page: Page) -> None:

@@ -88,6 +88,11 @@ def head_csv(probs: np.ndarray, tokens, key_tokens=None) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def csv_lines(lines) -> bytes:
+    """Lines of CSV (a header, then rows) as a file: UTF-8 with the byte order mark in front, each line ended."""
+    return (BOM + "\n".join(lines) + "\n").encode("utf-8")
+
+
 def csv_cell(text: str) -> str:
     if any(c in text for c in ',"\n') or text[:1] in "=+-@":  # quoted; no formula injection in spreadsheets
         return '"' + text.replace('"', '""') + '"'
