@@ -27,6 +27,20 @@ def test_hiding_drops_rows_and_columns_and_renormalising_rescales_rows():
     np.testing.assert_allclose(Shown(np.ones(3, dtype=bool), True).maps(maps), maps)
 
 
+@pytest.mark.parametrize("renormalise", [False, True])
+def test_one_causal_row_is_what_the_whole_map_shows_of_it(renormalise):
+    rng = np.random.default_rng(0)
+    z = rng.random((2, 3, 6, 6)).astype(np.float32)
+    z[..., np.triu_indices(6, 1)[0], np.triu_indices(6, 1)[1]] = np.nan  # causal: later keys blocked
+    z /= np.nansum(z, axis=-1, keepdims=True)
+    keep = np.array([False, True, True, False, True, True])
+    shown = Shown(keep, renormalise)
+    for row in (4, 5):  # rows the page draws (kept): up to the query itself
+        at = int(keep[:row].sum())
+        whole = shown.maps(z)[:, :, at, :int(keep[:row + 1].sum())]
+        np.testing.assert_allclose(shown.key_rows(z[:, :, row, :row + 1]), whole, rtol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["hide", "renorm"])
 def test_the_heatmap_hides_cls_and_sep(mode, offered):
     at = open_page("heatmap", text=TEXT, special=mode)

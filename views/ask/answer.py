@@ -61,13 +61,18 @@ class Answer:
         return self.writing.row(step)
 
 
+def read_ids(c: Conversation, w: Writing) -> tuple[int, ...]:
+    """Every token the answer's last step read: the conversation, then the answer but its last word."""
+    return c.ids + w.ids[:len(w.tokens) - len(c.ids)]
+
+
 def compute(model, reader, q: Question, step, say) -> Answer:
     """On a model thread: the answer, each word's id said as it is written; step: the model's compiled step or
     None."""
     c = q.conversation
     w = write(model, reader, c.ids, c.tokens, q.most, q.way, q.heads_off, step, {c.end_of_turn}, say)
     T, P = len(w.tokens), len(c.ids)
-    read = torch.tensor(c.ids + w.ids[:T - P], dtype=torch.long)
+    read = torch.tensor(read_ids(c, w), dtype=torch.long)
     asked = np.zeros(T, dtype=bool)
     asked[:P] = c.asked
     template = np.zeros(T, dtype=bool)

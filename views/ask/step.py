@@ -12,6 +12,7 @@ from model.analysis.rollout import word_saliency
 from model.lens import logit_lens
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
+from views.ask.answer import read_ids
 from views.ask.page import PLAYING, Asked
 from views.ask.text import token_strip
 from views.charts.mounted import show_chart
@@ -32,16 +33,10 @@ TOP_HEADS = 3  # heads named per question word
 MOST_BUTTONS = 12  # question words with a button that opens their strongest head
 
 
-def read_ids(asked: Asked) -> tuple[int, ...]:
-    """Every token the answer's last step read: the conversation, then the answer but its last word."""
-    a = asked.answer
-    return asked.question.conversation.ids + a.writing.ids[:len(a.writing.tokens) - a.writing.prompt_tokens]
-
-
 def saliency_at(asked: Asked, step: int) -> np.ndarray:
     """(row + 1,) the norm of gradient x input of log p(the word written at `step`), once per (answer, step)."""
     a, row = asked.answer, asked.answer.row(step)
-    ids = torch.tensor([read_ids(asked)[:row + 1]], dtype=torch.long)
+    ids = torch.tensor([read_ids(asked.question.conversation, a.writing)[:row + 1]], dtype=torch.long)
 
     def compute():
         return on_model_thread(word_saliency, asked.model, ids, row, a.writing.ids[step])[1]
@@ -101,16 +96,13 @@ def section(asked: Asked) -> None:
     if not lecture.on():  # in front of a class the chart comes first
         st.caption(_("The last tokens it reads (grey: the chat template's):"))
         token_strip(w.tokens[max(0, row - 15):row + 1], a.template[max(0, row - 15):row + 1])
-    keys = shown.kept_keys[:row + 1]
     tokens = shown.key_tokens(w.tokens[:row + 1])
     if lecture.on():  # in front of a class the lesson's chart first: which question words this word drew on
         question_words(asked, step, layer, head, mean, shown, grad)
     left, right = lecture.charts_row(2)
     with left:
         if every:
-            rows = w.attentions[:, :, row, :row + 1].reshape(-1, row + 1)[:, keys]
-            if shown.renormalise:
-                rows = rows / np.maximum(rows.sum(-1, keepdims=True), 1e-12)
+            rows = shown.key_rows(w.attentions[:, :, row, :row + 1].reshape(-1, row + 1))
             show_chart(every_head_spec(rows, tokens, config.n_head, _("Token {step}: its attention in every head of "
                                                                        "every layer").format(step=step)),
                        key="ask-every")
@@ -145,9 +137,9 @@ def question_words(asked: Asked, step: int, layer: int, head: int, mean: bool, s
     if positions.size == 0:
         return
     words = [w.tokens[i] for i in positions]
-    attention = pick(w.attentions, layer, head, mean)[row]
-    if shown.renormalise:
-        attention = attention / max(float(np.nansum(attention[:row + 1][shown.kept_keys[:row + 1]])), 1e-12)
+    # the row over the keys drawn (the question's words are never hidden), renormalised as the switch says
+    attention = shown.key_rows(pick(w.attentions, layer, head, mean)[row, :row + 1])
+    drawn = np.flatnonzero(a.asked[:row + 1][shown.kept_keys[:row + 1]])
     share = None
     if grad:
         norm = saliency_at(asked, step)
@@ -159,7 +151,7 @@ def question_words(asked: Asked, step: int, layer: int, head: int, mean: bool, s
         st.subheader(_("Which words of the question did {word} draw on?").format(word=code(w.words[step])))
     left, right = lecture.charts_row(2)
     with left:
-        show_chart(ranking_spec(words, attention[positions], share, title), key="ask-rank")
+        show_chart(ranking_spec(words, attention[drawn], share, title), key="ask-rank")
         st.caption(_("Blue: the attention this step's row gives each question word.") + " " + (
             _("Orange: each word's share of gradient × input over the question's words, where y is the "
               "log-probability of the word written: how much the answer word changes with that word's input "

@@ -52,16 +52,25 @@ class Shown:
         if isinstance(maps, LayerMaps):  # a run's maps too big to keep whole: each layer as it is read
             return maps.mapped(self.maps, (*maps.shape[:2], int(self.keep.sum()), int(self.kept_keys.sum())))
         kept = np.asarray(maps)[..., self.keep, :][..., self.kept_keys]
-        if not self.renormalise:
-            return kept
-        total = np.nansum(kept, axis=-1, keepdims=True, dtype=np.float32)
-        return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0).astype(np.float32)
+        return _renormalised(kept) if self.renormalise else kept
+
+    def key_rows(self, rows: np.ndarray) -> np.ndarray:
+        """(..., S) rows of one query over the first S keys (a causal row, up to the query itself) -> over the keys
+        drawn among them, renormalised if asked: maps() for one row, without the whole map."""
+        kept = np.asarray(rows)[..., self.kept_keys[:np.shape(rows)[-1]]]
+        return _renormalised(kept) if self.renormalise else kept
 
     def tokens(self, tokens) -> tuple:
         return tuple(t for t, k in zip(tokens, self.keep) if k)
 
     def key_tokens(self, tokens) -> tuple:
         return tuple(t for t, k in zip(tokens, self.kept_keys) if k)
+
+
+def _renormalised(kept: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum (a blocked cell, NaN, stays a gap; a row with nothing left stays 0)."""
+    total = np.nansum(kept, axis=-1, keepdims=True, dtype=np.float32)
+    return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0).astype(np.float32)
 
 
 def special_positions(ids, special) -> np.ndarray:
