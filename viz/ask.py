@@ -17,7 +17,8 @@ def ranking_spec(words, attention, saliency, title: str) -> FigureSpec:
     gradient x input norm (Q,) beside it (None: not computed). Both on a 0..1 axis."""
     attention = np.asarray(attention, dtype=np.float32)
     order = np.argsort(-attention, kind="stable")
-    labels = [axis_labels(words)[i] for i in order][::-1]  # plotly draws horizontal bars bottom-up
+    labelled = axis_labels(words)
+    labels = [labelled[i] for i in order][::-1]  # plotly draws horizontal bars bottom-up
     bars = [{"type": "bar", "orientation": "h", "name": _("attention"), "y": labels, "x": attention[order][::-1],
              "marker": {"color": BAR_BLUE}, "text": [f"{v:.2f}" for v in attention[order][::-1]],
              "textposition": "outside", "cliponaxis": False,

@@ -26,13 +26,17 @@ class Shifted:
     added: np.ndarray  # (S,) the same with the sinusoidal table added to the attention's input instead
 
 
-def attention_input(model, ids: torch.Tensor, layer: int) -> torch.Tensor:
-    """(T, E) block `layer`'s attention input for ids (T,): the residual after the layers before it, then the
-    block's first norm (RMSNorm)."""
+def residual(model, ids: torch.Tensor, layer: int) -> torch.Tensor:
+    """(T, E) the residual stream entering block `layer` for ids (T,): the embeddings, then the layers before it."""
     x, _ = model.embed(ids[None].clone(), None, False)
     for index in range(layer):
         x = model.layer_output(index, x)
-    return model.blocks[layer].norm1(x)[0]
+    return x[0]
+
+
+def attention_input(model, ids: torch.Tensor, layer: int) -> torch.Tensor:
+    """(T, E) block `layer`'s attention input for ids (T,): its residual, then the block's first norm (RMSNorm)."""
+    return model.blocks[layer].norm1(residual(model, ids, layer))
 
 
 def shifted_scores(model, ids: torch.Tensor, layer: int, head: int, query: int, key: int, shifts: int) -> Shifted:

@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 from locales import N_, _
-from model.analysis.modern import cache_shapes, norms_of, shifted_scores
+from model.analysis.modern import cache_shapes, norms_of, residual, shifted_scores
 from model.kinds import SourceKey
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
@@ -108,10 +108,7 @@ def norm(page: Page) -> None:
         notices.show_notices()
 
     def compute():
-        x, _ = loaded.model.embed(ids[None].clone(), None, False)
-        for index in range(layer):
-            x = loaded.model.layer_output(index, x)
-        return norms_of(x[0, query])
+        return norms_of(residual(loaded.model, ids, layer)[query])
 
     n = cached(("modern-norm", ids.numpy().tobytes(), layer, query), lambda: on_model_thread(compute),
                _("The language model"), kind=Kind.ATTRIBUTION)
