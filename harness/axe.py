@@ -16,6 +16,8 @@ LANGS = ("en", "zh")
 MODES = ("0", "1")  # ?lecture=
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # Streamlit's own: no script run going on
 CHART = '[data-testid="stMain"] .js-plotly-plot .main-svg'
+DIAGRAM = '[data-testid="stMain"] img[src^="data:image/svg+xml"]'  # a figure drawn as an image (/modern's blocks)
+FIGURE = f"{CHART}, {DIAGRAM}"
 TIMEOUT = 90_000  # ms
 TITLE = '[data-testid="stMain"] h1'  # the page's title: the frame draws it first (views/shell/frame.py)
 # Until every chart of the page is drawn: the same number of plotly charts and no new one for a few frames.
@@ -95,21 +97,21 @@ def opened(page, view: View, base: str) -> None:
     page.wait_for_selector(TITLE, timeout=TIMEOUT)  # this page's run has begun (before it, the app is idle too)
     page.wait_for_selector(IDLE, state="attached", timeout=TIMEOUT)
     if view.path != "tour" and dict(view.params).get("part") not in CHARTLESS_PARTS:  # the others draw a chart
-        page.wait_for_selector(CHART, timeout=TIMEOUT)
+        page.wait_for_selector(FIGURE, timeout=TIMEOUT)
     page.evaluate(_CHARTS_STILL)
     page.wait_for_selector(IDLE, state="attached", timeout=TIMEOUT)
 
 
 # Each plotly chart's accessible name: the aria-label of the figure it is in (st.plotly_chart's alt on its element,
-# the mounted chart's on its graph div), or null.
-CHART_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+# the mounted chart's on its graph div), or null; then each diagram image's alt text, or null.
+CHART_NAMES = """() => [...[...document.querySelectorAll('.js-plotly-plot')].map(gd => {
   const figure = gd.closest('[role="figure"]');
   return figure ? figure.getAttribute('aria-label') : null;
-})"""
+}), ...[...document.querySelectorAll('img[src^="data:image/svg+xml"]')].map(img => img.getAttribute('alt') || null)]"""
 
 
 def chart_names(page) -> list[str | None]:
-    """The accessible name of every chart on the page (None: a chart without one)."""
+    """The accessible name of every chart and diagram on the page (None: one without a name)."""
     return page.evaluate(CHART_NAMES)
 
 

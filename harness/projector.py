@@ -19,7 +19,8 @@ MEASURE = """(sel) => {
 
 
 # Parts of a page with a chart of their own that no tour stop opens: (path, the state that shows the part)
-PARTS = (("language-model", {"model": "gpt", "part": "lens"}), ("language-model", {"model": "gpt", "part": "learning"}))
+PARTS = (("language-model", {"model": "gpt", "part": "lens"}), ("language-model", {"model": "gpt", "part": "learning"}),
+         ("modern", {"part": "ffn"}), ("modern", {"part": "costs"}))
 
 
 def pages() -> list[tuple[str, dict]]:

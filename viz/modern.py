@@ -1,11 +1,15 @@
 """The From 2017 to today page's figures (views.pages.modern): a pair's score moved along the text, rotated against
-added; a residual vector and its two norms; which query heads share a key/value head."""
+added; a residual vector and its two norms; the feed-forward's activations and SwiGLU's gates on a text; which query
+heads share a key/value head; what each block's modules cost."""
 import html
+import math
 
 import numpy as np
 
 from locales import _
+from viz.colours import CATEGORIES
 from viz.decoding import BAR_BLUE, CHOSEN_ORANGE
+from viz.matrix import SIGNED_COLORSCALE, signed_limit
 from viz.spec import FigureSpec
 
 MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
@@ -51,3 +55,64 @@ def sharing_spec(heads: int, kv_heads: int, title: str) -> FigureSpec:
         "title": {"text": html.escape(title, quote=False)}, "height": 90 + 50 * kv_heads, "margin": MARGIN,
         "xaxis": {"title": {"text": _("query head")}, "dtick": 1},
         "yaxis": {"title": {"text": _("key/value head")}, "dtick": 1, "autorange": "reversed"}})
+
+
+def activations_spec(edges, shares, title: str) -> FigureSpec:
+    """ReLU, GELU and SiLU over the gate's range, over the histogram of a layer's gate values on a text (shares of
+    all its gates per bin, edges: the bins' bounds) on a second axis."""
+    x = np.linspace(float(edges[0]), float(edges[-1]), 241)
+    gelu = 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+    silu = x / (1.0 + np.exp(-x))
+    curves = [{"type": "scatter", "mode": "lines", "x": x.astype(np.float32), "y": np.asarray(y, np.float32),
+               "name": name, "line": {"color": colour, "width": 3, "dash": dash},
+               "hovertemplate": name + ": %{x:.2f} → %{y:.3f}<extra></extra>"}
+              for y, name, colour, dash in ((np.maximum(x, 0), "ReLU (2017)", CATEGORIES[0], "dot"),
+                                            (gelu, "GELU (GPT-2)", CATEGORIES[2], "dash"),
+                                            (silu, _("SiLU (SwiGLU's gate)"), CHOSEN_ORANGE, "solid"))]
+    centres = (np.asarray(edges[:-1]) + np.asarray(edges[1:])) / 2
+    bars = {"type": "bar", "x": centres.astype(np.float32), "y": np.asarray(shares, np.float32) * 100,
+            "width": float(edges[1] - edges[0]), "yaxis": "y2", "name": _("the gate's values on this text"),
+            "marker": {"color": "#b8b8b8"}, "opacity": 0.6,
+            "hovertemplate": _("gate ≈ %{x:.2f}: %{y:.2f}% of the gates") + "<extra></extra>"}
+    return FigureSpec([bars, *curves], {
+        "title": {"text": html.escape(title, quote=False)}, "height": 420, "margin": {**MARGIN, "b": 80},
+        "legend": LEGEND_BELOW, "bargap": 0,
+        "xaxis": {"title": {"text": _("gate value g (before the activation)")}},
+        "yaxis": {"title": {"text": _("activation(g)")}, "range": [-1.0, float(edges[-1])]},
+        "yaxis2": {"title": {"text": _("share of the gates")}, "overlaying": "y", "side": "right", "showgrid": False,
+                   "rangemode": "tozero", "tickmode": "auto", "ticksuffix": "%"}})
+
+
+def gates_spec(opened, up, tokens, neurons, title: str) -> FigureSpec:
+    """SiLU(gate) of a few hidden units (columns) for every token of a text (rows), blue below 0 and orange above;
+    the hover gives the up value and their product, what the down matrix reads."""
+    opened, up = np.asarray(opened, np.float32), np.asarray(up, np.float32)
+    limit = signed_limit(opened, 99.0)
+    columns = [str(n) for n in neurons]
+    rows = [f"{i}: {t}" for i, t in enumerate(tokens)]
+    custom = np.stack([up, opened * up], axis=-1).astype(np.float32)
+    return FigureSpec([{"type": "heatmap", "z": opened, "x": columns, "y": rows, "customdata": custom,
+                        "colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit,
+                        "colorbar": {"title": {"text": "SiLU(g)"}, "thickness": 12},
+                        "hovertemplate": _("%{y}, unit %{x}<br>SiLU(gate) %{z:.3f} × up %{customdata[0]:.3f} = "
+                                           "%{customdata[1]:.3f}") + "<extra></extra>"}], {
+        "title": {"text": html.escape(title, quote=False)}, "height": max(300, 120 + 16 * len(rows)),
+        "margin": MARGIN, "xaxis": {"title": {"text": _("hidden unit")}, "type": "category"},
+        "yaxis": {"type": "category", "autorange": "reversed", "automargin": True, "dtick": 1}})
+
+
+def shares_spec(names, parts: dict[str, tuple[list[float], str]], title: str) -> FigureSpec:
+    """One horizontal bar per model, split into its modules' shares (parts: a module's label -> its values, one per
+    model, and its colour, light: a share of 10 % or more is written on it in dark); each model's bar sums to 100 %."""
+    totals = np.sum([values for values, _colour in parts.values()], axis=0)
+    bars = [{"type": "bar", "orientation": "h", "y": list(names), "x": np.asarray(values) / totals * 100,
+             "name": label, "marker": {"color": colour},
+             "text": [f"{v / t:.0%}" if v / t >= 0.1 else "" for v, t in zip(values, totals)],
+             "textposition": "inside", "textangle": 0, "insidetextfont": {"color": "#222"},
+             "hovertemplate": label + ": %{x:.1f}%<extra></extra>"}
+            for label, (values, colour) in parts.items()]
+    return FigureSpec(bars, {
+        "title": {"text": html.escape(title, quote=False)}, "height": 330, "margin": {**MARGIN, "b": 80},
+        "barmode": "stack", "legend": {**LEGEND_BELOW, "y": -0.12, "traceorder": "normal"},
+        "xaxis": {"range": [0, 100], "ticksuffix": "%"},
+        "yaxis": {"autorange": "reversed", "automargin": True}})

@@ -4,10 +4,12 @@ from urllib.parse import quote
 
 import pytest
 
+from harness.axe import DIAGRAM
 from tests.e2e.streamlit_browser import settled
 from views.shell.registry import PAGES as REGISTRY
 
 CHART = ".js-plotly-plot .main-svg"
+FIGURE = f"{CHART}, {DIAGRAM}"  # a chart, or a diagram drawn as an image (/modern opens on its three blocks)
 PAGES = ["" if spec.default else spec.path for spec in REGISTRY if spec.path != "tour"]  # the default at /; the
 # tour's page is links, not charts (tests/e2e/test_tour_browser.py)
 TIMEOUT = 90_000
@@ -16,7 +18,7 @@ TIMEOUT = 90_000
 def open_page(page, server, path, **params):
     query = "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
     page.goto(f"{server}/{path}" + (f"?{query}" if query else ""))
-    page.wait_for_selector(CHART, timeout=TIMEOUT)
+    page.wait_for_selector(FIGURE, timeout=TIMEOUT)
     settled(page)
 
 
@@ -29,7 +31,7 @@ def assert_no_error(page):
 @pytest.mark.parametrize("path", PAGES)
 def test_page_renders_its_charts(page, server, shoot, path):
     open_page(page, server, path)
-    assert page.locator(CHART).count() >= 1
+    assert page.locator(FIGURE).count() >= 1
     assert_no_error(page)
     shoot(page, path or "heatmap")
 

@@ -17,6 +17,7 @@ from viz.attention import attention_heatmap, heatmap_spec
 from viz.lines import lines_of, lines_spec
 from viz.masks import mask_spec, masked_difference_spec
 from viz.matrix import matrix_spec
+from viz.modern import activations_spec, gates_spec, norms_spec, shares_spec, sharing_spec, shifted_spec
 from viz.mosaic import build_mosaic, mosaic_spec
 from viz.neurons import neuron_figure, query_figure
 from viz.positional import curves_figure, similarity_heatmap, table_heatmap
@@ -80,6 +81,13 @@ SPECS = {
                                                                              64), 9), title="random"),
     "cost bars, no title": lambda: cost_bars_spec(module_costs(Shape.from_text_encoder(1000, 64, 128, 1, True,
                                                                                        "learned", 64), 3)),
+    "RoPE against added, shifted": lambda: shifted_spec(np.arange(6), RNG.normal(size=6), RNG.normal(size=6), "<b>"),
+    "norms": lambda: norms_spec(RNG.normal(size=80), RNG.normal(size=80), RNG.normal(size=80), "x"),
+    "query heads sharing": lambda: sharing_spec(9, 3, "GQA"),
+    "activations over gates": lambda: activations_spec(np.linspace(-6, 6, 13), RNG.dirichlet(np.ones(12)), "g"),
+    "gates": lambda: gates_spec(RNG.normal(size=(5, 4)), RNG.normal(size=(5, 4)), ["<b>", "a", "a", "&", "我"],
+                                [3, 1, 7, 2], "SiLU"),
+    "shares": lambda: shares_spec(["a", "b"], {"x": ([1, 2], "#f4b183"), "y": ([3, 0.1], "#9dc3e6")}, "t"),
 }
 
 

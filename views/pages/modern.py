@@ -1,9 +1,11 @@
 """From 2017 to today: what changed between the tutorials' Transformer and today's LLMs (SmolLM2's block: RoPE,
 RMSNorm, SwiGLU, grouped-query attention), each change measured on real weights in the app (model.analysis.modern):
 
+- blocks and costs (views.pages.modern_blocks): the three blocks as diagrams, and each module's parameters and FLOPs;
 - positions: the sinusoidal table added to x against RoPE rotating q and k, on SmolLM2's own query and key vectors
   for the student's text: the same two words at shifted positions score the same under RoPE, not with the table added;
 - norm: LayerNorm against RMSNorm on the same residual vector of SmolLM2;
+- feed-forward: ReLU and GELU against SwiGLU, with the gate's activations on the student's text in one layer;
 - attention: multi-head against grouped-query: which query heads share a key/value head, and the key/value cache of
   four real configurations at 2,048 and 8,192 tokens, against full multi-head attention.
 """
@@ -12,22 +14,25 @@ import streamlit as st
 import torch
 
 from locales import N_, _
-from model.analysis.modern import cache_shapes, norms_of, residual, shifted_scores
+from model.analysis.modern import architectures, gates_of, norms_of, residual, shifted_scores
 from model.kinds import SourceKey
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
 from runtime.models import Choice
 from views.charts.mounted import show_chart
+from views.pages.modern_blocks import blocks, costs
 from views.shell import lecture
 from views.shell.errors import cached
 from views.shell.frame import Page
 from views.shell.markdown import code
 from views.widgets import downloads, notices, state
 from views.widgets.pickers import sentence
-from viz.modern import norms_spec, sharing_spec, shifted_spec
+from viz.modern import activations_spec, gates_spec, norms_spec, sharing_spec, shifted_spec
 
-PARTS = {"positions": N_("Positions: added or rotated"), "norm": N_("LayerNorm or RMSNorm"),
-         "attention": N_("Grouped-query attention and the cache")}
+PARTS = {"blocks": N_("Three blocks"), "positions": N_("Positions: added or rotated"),
+         "norm": N_("LayerNorm or RMSNorm"), "ffn": N_("ReLU, GELU or SwiGLU"),
+         "attention": N_("Grouped-query attention and the cache"), "costs": N_("Parameters and FLOPs")}
+UNITS = 24  # the hidden units the gates' heatmap shows: those with the largest |SiLU(gate) × up|
 SHIFTS = 256  # the pair of words moved 0 .. 255 positions further
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 MAX_TOKENS = 64  # of its text, ?mtext=: its own box, so that the tour's stop sets it without touching the sentence a
@@ -124,8 +129,57 @@ def norm(page: Page) -> None:
                                                                       kept=float(n.rms_norm.mean())))
 
 
+def ffn(page: Page) -> None:
+    loaded = llm(page)
+    config = loaded.model.config
+    with lecture.sidebar():
+        ids, tokens = tokens_of(loaded, sentence(_("Text"), "mtext", DEFAULT_TEXT))  # its own box: see MAX_TOKENS
+        layer = state.int_slider(_("Layer"), "layer", 0, config.n_layer - 1, 13)
+        notices.show_notices()
+    g = cached(("modern-gates", ids.numpy().tobytes(), layer),
+               lambda: on_model_thread(gates_of, loaded.model, ids, layer), _("The language model"),
+               kind=Kind.ATTRIBUTION)
+    edges, shares = g.histogram()
+    units = g.gate.shape[1]
+    show_chart(activations_spec(edges, shares, _("The three activations, over the {n} gate values of layer {layer} "
+                                                 "on this text").format(n=f"{g.gate.size:,}", layer=layer)),
+               key="modern-activations")
+    st.latex(r"\begin{aligned}\text{2017: } & \max(0,\, xW_1 + b_1)\,W_2 + b_2 \\ \text{GPT-2: } & \mathrm{GELU}"
+             r"(xW_1 + b_1)\,W_2 + b_2 \\ \text{SwiGLU: } & \big(\mathrm{SiLU}(xW_{gate}) \odot xW_{up}\big)\,W_{down}"
+             r"\end{aligned}")  # below the chart: on a projector, the chart first and whole
+    measured = g.shares()
+    h = config.hidden_size
+    st.markdown(_("In layer {layer}, **{below:.0%}** of SwiGLU's gates are below 0 on this text: ReLU would write "
+                  "exactly 0 for them, GELU and SiLU a small negative number (SiLU's least is −0.278, at g = −1.28). "
+                  "**{closed:.0%}** are nearly closed (|SiLU(g)| < 0.05). The second half, up, sets the sign: "
+                  "{negative:.0%} of the products SiLU(g) × up are negative; a ReLU layer's activations never "
+                  "are.").format(layer=layer, below=measured["below_zero"], closed=measured["closed"],
+                                 negative=measured["negative_product"]))
+    st.caption(_("Three matrices instead of two, for the same budget: SmolLM2's {units} = 8/3 × {h} hidden units "
+                 "make 3 × {h} × {units} = {swiglu} parameters a layer, as many as two matrices of f = 4h = {wide} "
+                 "({classic}).").format(units=f"{units:,}", h=h, swiglu=f"{3 * h * units:,}", wide=f"{4 * h:,}",
+                                        classic=f"{2 * h * 4 * h:,}"))
+    strongest = g.strongest(UNITS)
+    show_chart(gates_spec(g.opened[:, strongest], g.up[:, strongest], tokens, strongest,
+                          _("SiLU(gate) of the {k} hidden units that wrote most, layer {layer}").format(
+                              k=len(strongest), layer=layer)), key="modern-gates")
+    downloads.button(_("Download the gates (CSV)"), lambda: gates_csv(g, tokens), "modern_swiglu_gates.csv",
+                     "text/csv")
+
+
+def gates_csv(g, tokens) -> bytes:
+    """Every token's gate, up, SiLU(gate) and product for every hidden unit of the layer."""
+    lines = ["position,token,unit,gate,up,silu_gate,product"]
+    opened, product = g.opened, g.product
+    for t, token in enumerate(tokens):
+        lines += [f"{t},{downloads.csv_cell(token)},{u},{g.gate[t, u]:.5f},{g.up[t, u]:.5f},{opened[t, u]:.5f},"
+                  f"{product[t, u]:.5f}" for u in range(g.gate.shape[1])]
+    return downloads.csv_lines(lines)
+
+
 def attention(page: Page) -> None:
-    shapes = cache_shapes()
+    notices.show_notices()
+    shapes = architectures()
     smol = next((s for s in shapes if s.name.startswith("SmolLM2")), None)
     if smol is not None:
         title = _("SmolLM2: {n} query heads read {g} key/value heads").format(n=smol.heads, g=smol.kv_heads)
@@ -151,6 +205,7 @@ def attention(page: Page) -> None:
 
 def view(page: Page) -> None:
     with lecture.sidebar():
-        part = state.choice(_("Show"), "part", list(PARTS), "positions", widget="segmented_control",
+        part = state.choice(_("Show"), "part", list(PARTS), "blocks", widget="segmented_control",
                             format_func={k: _(v) for k, v in PARTS.items()}.__getitem__)
-    {"positions": positions, "norm": norm, "attention": attention}[part](page)
+    {"blocks": blocks, "positions": positions, "norm": norm, "ffn": ffn, "attention": attention,
+     "costs": costs}[part](page)

@@ -121,9 +121,10 @@ PAGES: tuple[PageSpec, ...] = (
                 "them."), frozenset({MODEL}),
              params=frozenset({"sent", "sents"})),
     PageSpec("modern", N_("From 2017 to today"), ":material/history:", "views.pages.modern",
-             N_("What changed from the tutorials' Transformer to today's LLMs, each change measured on real weights: "
-                "positions rotated into q and k (RoPE), RMSNorm, grouped-query attention and its key/value cache."),
-             params=frozenset({"part", "query", "key", "mtext"})),
+             N_("What changed from the tutorials' Transformer to today's LLMs: the three blocks side by side, and each "
+                "change measured on real weights: positions rotated into q and k (RoPE), RMSNorm, SwiGLU's gates, "
+                "grouped-query attention and its key/value cache, what every module costs."),
+             params=frozenset({"part", "query", "key", "mtext", "context"})),
     PageSpec("tour", N_("Guided tour"), ":material/route:", "views.pages.tour",
              N_("The Transformer in the order the tutorials teach it, one page at a time: each stop opens a page "
                 "set up to show one idea, says what to look at, and has a link to put on a slide.")),
