@@ -7,7 +7,7 @@
    <= 1 s, 48 tokens <= 2.5 s;
 2. the server's script run after a step, layer or head change (AppTest, inside Streamlit's ScriptRunner), and after
    the Next button: budget 50 ms; and with gradient x input on, a step's first visit (its backward pass);
-3. the sink part's first opening (its experiment, computed once per answer);
+3. the sink part's first opening (its shares), then its eviction experiment switched on (computed once per answer);
 4. bytes a browser receives (websocket) opening the page, per part and view: budget 1 MB.
 
     .venv/bin/python bench/ask.py [--moves 20] [--no-browser]
@@ -109,10 +109,12 @@ def server_side(moves: int) -> None:
     times["step slider, gradient x input on, first visit"] = [
         timed(at, lambda s=s: at.slider(key="step").set_value(s).run()) for s in range(1, steps + 1)]
     at = apptest.open_page("ask")
-    sink = [timed(at, lambda: at.segmented_control(key="part").set_value("sink").run())]
+    sink = [timed(at, lambda: at.segmented_control(key="part").set_value("sink").run()),
+            timed(at, lambda: at.toggle(key="evict").set_value(True).run())]
     report(moves, times, {}, {}, typed="", reference_name="",
            budgets={"step slider, gradient x input on, first visit": 1000})
-    print(f"| the sink part's first opening (its experiment) | {sink[0] * 1e3:.0f} | |")
+    print(f"| the sink part's first opening (its shares) | {sink[0] * 1e3:.0f} | |")
+    print(f"| the eviction experiment, switched on (?evict=1: once per answer) | {sink[1] * 1e3:.0f} | |")
 
 
 def browser_side() -> None:
