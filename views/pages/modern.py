@@ -9,6 +9,8 @@ RMSNorm, SwiGLU, grouped-query attention), each change measured on real weights 
 - attention: multi-head against grouped-query: which query heads share a key/value head, and the key/value cache of
   four real configurations at 2,048 and 8,192 tokens, against full multi-head attention.
 """
+from fractions import Fraction
+
 import numpy as np
 import streamlit as st
 import torch
@@ -155,10 +157,11 @@ def ffn(page: Page) -> None:
                   "{negative:.0%} of the products SiLU(g) × up are negative; a ReLU layer's activations never "
                   "are.").format(layer=layer, below=measured["below_zero"], closed=measured["closed"],
                                  negative=measured["negative_product"]))
-    st.caption(_("Three matrices instead of two, for the same budget: SmolLM2's {units} = 8/3 × {h} hidden units "
-                 "make 3 × {h} × {units} = {swiglu} parameters a layer, as many as two matrices of f = 4h = {wide} "
-                 "({classic}).").format(units=f"{units:,}", h=h, swiglu=f"{3 * h * units:,}", wide=f"{4 * h:,}",
-                                        classic=f"{2 * h * 4 * h:,}"))
+    st.caption(_("Three matrices instead of two: SmolLM2's {units} = {ratio} × {h} hidden units make 3 × {h} × "
+                 "{units} = {swiglu} parameters a layer; two matrices of f = 4h = {wide}, the 2017 and GPT-2 way, "
+                 "make {classic}.").format(units=f"{units:,}", ratio=Fraction(units, h).limit_denominator(16), h=h,
+                                           swiglu=f"{3 * h * units:,}", wide=f"{4 * h:,}",
+                                           classic=f"{2 * h * 4 * h:,}"))
     strongest = g.strongest(UNITS)
     show_chart(gates_spec(g.opened[:, strongest], g.up[:, strongest], tokens, strongest,
                           _("SiLU(gate) of the {k} hidden units that wrote most, layer {layer}").format(
