@@ -104,8 +104,9 @@ STOPS: tuple[Stop, ...] = (
     Stop("modern", N_("From 2017 to today"),
          N_("The tutorials' model adds a position vector to x; SmolLM2 rotates q and k instead (RoPE). Take its own "
             "query of `it` and key of `animal` and move both along the text: rotated, their score stays the same to "
-            "the sixth decimal; with the table added it swings. Then RMSNorm, and the key/value cache that "
-            "grouped-query attention shrinks."),
+            "the sixth decimal; with the table added it swings. The page's other parts: the three blocks side by "
+            "side, RMSNorm, SwiGLU's gates, the key/value cache that grouped-query attention shrinks, and what each "
+            "module costs."),
          {"part": "positions", "mtext": _SENTENCE, "query": 8, "key": 1, "layer": 13, "head": 8}),
 )
 
