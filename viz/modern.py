@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from locales import _
+from viz.attention import axis_labels
 from viz.colours import CATEGORIES
 from viz.decoding import BAR_BLUE, CHOSEN_ORANGE
 from viz.matrix import SIGNED_COLORSCALE, signed_limit
@@ -89,7 +90,7 @@ def gates_spec(opened, up, tokens, neurons, title: str) -> FigureSpec:
     opened, up = np.asarray(opened, np.float32), np.asarray(up, np.float32)
     limit = signed_limit(opened, 99.0)
     columns = [str(n) for n in neurons]
-    rows = [f"{i}: {t}" for i, t in enumerate(tokens)]
+    rows = axis_labels([f"{i}: {t}" for i, t in enumerate(tokens)])  # escaped: the student's text
     custom = np.stack([up, opened * up], axis=-1).astype(np.float32)
     return FigureSpec([{"type": "heatmap", "z": opened, "x": columns, "y": rows, "customdata": custom,
                         "colorscale": SIGNED_COLORSCALE, "zmin": -limit, "zmax": limit,

@@ -112,3 +112,10 @@ def test_the_costs_of_four_blocks_and_their_whole_models():
     rows = costs_csv(shapes, 2048).decode("utf-8-sig").splitlines()
     smol = rows[1 + [a.name for a in shapes].index("SmolLM2-135M")].split(",")
     assert int(smol[8]) == sum(p.numel() for p in model.parameters()) == 134_515_008
+
+
+def test_the_gates_heatmap_shows_hostile_text_escaped():
+    at = opened(part="ffn", mtext="<b>bold</b> & <script>x</script>")
+    (_, gates) = figures(at)
+    labels = gates["data"][0]["y"]
+    assert not [label for label in labels if "<" in label] and any("&lt;" in label for label in labels)
