@@ -24,10 +24,10 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.page_bytes import CHART  # noqa: E402
+from harness.axe import DIAGRAM  # noqa: E402
 from harness.record import run  # noqa: E402
 
 PARTS = ("blocks", "positions", "norm", "ffn", "attention", "costs")
-DIAGRAM = '[data-testid="stMain"] img[src^="data:image/svg+xml"]'
 BUTTONS = {"positions": "Positions: added or rotated", "norm": "LayerNorm or RMSNorm", "ffn": "ReLU, GELU or SwiGLU",
            "attention": "Grouped-query attention and the cache", "costs": "Parameters and FLOPs"}
 TITLES = {"positions": "positions further", "norm": "entering layer", "ffn": "The three activations",

@@ -10,6 +10,7 @@ what its block's modules cost (parameters, and FLOPs for one token).
 
 SwiGLU's gate on a text: the feed-forward's two halves, gate(h) before its SiLU and up(h), in one of SmolLM2's
 layers."""
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -162,9 +163,11 @@ def translator_config() -> dict:
     return json.loads((CONFIGS.parent / "translator" / "config.json").read_text())
 
 
-def architectures() -> list[Architecture]:
+@functools.cache
+def architectures() -> tuple[Architecture, ...]:
     """MiniLM's (the packaged BERT), GPT-2 small's, SmolLM2's (its GGUF's metadata) and Llama-3-8B's, from their
-    configs; a packaged model that is not installed is left out."""
+    configs; a packaged model that is not installed is left out. Read once per process: the installed packages do
+    not change under a running server, and the page's parts that draw them rerun on every click."""
     from model.llama import smollm2  # noqa: PLC0415
     from model.loading.bert_source import packaged_model_dir  # noqa: PLC0415 - the packages, read when asked
     from model.loading.checkpoint import read_raw_config  # noqa: PLC0415
@@ -178,7 +181,7 @@ def architectures() -> list[Architecture]:
     if found is not None:
         shapes.append(architecture("SmolLM2-135M", read_raw_config(smollm2.prepared(found))))
     shapes.append(architecture("Llama-3-8B", reference_config("llama-3-8b")))
-    return shapes
+    return tuple(shapes)
 
 
 @dataclass(frozen=True)

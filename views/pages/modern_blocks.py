@@ -4,11 +4,12 @@ parameters, and FLOPs for one token at a chosen context (model.analysis.modern.A
 weight is read, so both parts draw at once."""
 import base64
 import html
+from collections.abc import Sequence
 
 import streamlit as st
 
 from locales import _
-from model.analysis.modern import Architecture, architecture, architectures, reference_config, translator_config
+from model.analysis.modern import Architecture, architecture, architectures, translator_config
 from views.charts.mounted import show_chart
 from views.widgets import downloads, notices, state
 from viz.architecture import human
@@ -21,10 +22,11 @@ CONTEXTS = (512, 2048, 8192)  # the keys one new token attends to, for the FLOPs
 def drawn() -> list[tuple[str, int]]:
     """The three diagrams: the translator's encoder (the tutorials' 2017 block), GPT-2 small's, and SmolLM2's (or
     Llama-3-8B's, if SmolLM2 is not installed: the same block)."""
-    llama = next(a for a in architectures() if a.position == "rope")  # SmolLM2 first; Llama-3-8B's is kept here
+    shapes = architectures()
+    gpt2 = next(a for a in shapes if a.decoder and a.position == "learned")  # GPT-2 small, always kept here
+    llama = next(a for a in shapes if a.position == "rope")  # SmolLM2 first; Llama-3-8B's is kept here
     shown = ((_("2017: the tutorials' encoder"), _("the translator here"), architecture("2017", translator_config())),
-             (_("2019: GPT-2"), "GPT-2 small", architecture("GPT-2 small", reference_config("gpt2"))),
-             (_("Today: the Llama block"), llama.name, llama))
+             (_("2019: GPT-2"), gpt2.name, gpt2), (_("Today: the Llama block"), llama.name, llama))
     return [diagram(title, subtitle, boxes(a), a.layers) for title, subtitle, a in shown]
 
 
@@ -43,7 +45,7 @@ def blocks(page) -> None:
                      "modern_blocks.svg", "image/svg+xml")
 
 
-def cost_rows(shapes: list[Architecture], context: int) -> dict[str, list]:
+def cost_rows(shapes: Sequence[Architecture], context: int) -> dict[str, list]:
     """The cost table's columns (headers in the current language): a block's parameters by module, its FLOPs for
     one token, the whole model's parameters; rounded (k, M, G: the CSV has them exact)."""
     columns = {_("model"): [], _("layers"): [], _("attention"): [], _("feed-forward"): [], _("norms"): [],
@@ -58,7 +60,7 @@ def cost_rows(shapes: list[Architecture], context: int) -> dict[str, list]:
     return columns
 
 
-def costs_csv(shapes: list[Architecture], context: int) -> bytes:
+def costs_csv(shapes: Sequence[Architecture], context: int) -> bytes:
     lines = ["model,layers,attention_params,ffn_params,norm_params,projection_flops,score_flops,ffn_flops,"
              "whole_model_params,context"]
     for a in shapes:
