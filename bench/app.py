@@ -36,10 +36,13 @@ SCRIPT_RUNS: list[float] = []  # seconds of each page-script execution, timed in
 
 
 def time_script_runs() -> None:
-    """Time ScriptRunner._run_script itself: AppTest's round trip adds its own polling on top."""
+    """Time ScriptRunner._run_script itself: AppTest's round trip adds its own polling on top. Once per process: a
+    second call must not wrap the timer in another (each run would then count twice)."""
     from streamlit.runtime.scriptrunner import script_runner
 
     original = script_runner.ScriptRunner._run_script
+    if getattr(original, "timed", False):
+        return
 
     def timed(self, rerun_data):
         start = time.perf_counter()
@@ -48,6 +51,7 @@ def time_script_runs() -> None:
         finally:
             SCRIPT_RUNS.append(time.perf_counter() - start)
 
+    timed.timed = True
     script_runner.ScriptRunner._run_script = timed
 
 

@@ -6,7 +6,9 @@
    TextIteratorStreamer, on transformers' reading of the same GGUF (eager, 2 threads). Budgets: first token
    <= 1 s, 48 tokens <= 2.5 s;
 2. the server's script run after a step, layer or head change (AppTest, inside Streamlit's ScriptRunner), and after
-   the Next button: budget 50 ms; and with gradient x input on, a step's first visit (its backward pass);
+   the Next button: budget 50 ms; of it, the step part's own run (views.ask.step.section): the fragment that a served
+   page reruns alone on such a move (AppTest reruns the whole script); and with gradient x input on, a step's first
+   visit (its backward pass);
 3. the sink part's first opening (its shares), then its eviction experiment switched on (computed once per answer);
 4. bytes a browser receives (websocket) opening the page, per part and view: budget 1 MB.
 
@@ -83,6 +85,34 @@ def reference(questions) -> dict[str, list[float]]:
     return out
 
 
+def part_moves(moves: int) -> dict[str, list[float]]:
+    """{"<key> slider, its part alone": seconds of views.ask.step.section in each move}: what a served page reruns."""
+    from harness import apptest  # noqa: PLC0415
+    from views.ask import step  # noqa: PLC0415
+
+    runs: list[float] = []
+    section = step.section
+
+    def timed_section(asked):
+        start = time.perf_counter()
+        try:
+            return section(asked)
+        finally:
+            runs.append(time.perf_counter() - start)
+
+    step.section = timed_section
+    at = apptest.open_page("ask")
+    out = {}
+    for key in ("step", "layer", "head"):
+        out[f"{key} slider, its part alone (a served page's fragment rerun)"] = times = []
+        for i in range(moves):
+            del runs[:]
+            at.slider(key=key).set_value((i + 1) % (int(at.slider(key=key).max) + 1)).run()
+            times.append(sum(runs))
+    step.section = section
+    return out
+
+
 def server_side(moves: int) -> None:
     import torch  # noqa: PLC0415
 
@@ -103,7 +133,7 @@ def server_side(moves: int) -> None:
               f"{statistics.median(theirs[name]):.3f} | {ratio:.2f} |")
     print(f"| the whole page (answer, step part, charts) | {statistics.median(ours['whole page']):.3f} | "
           f"{max(ours['whole page']):.3f} | | |\n")
-    times = slider_moves("ask", ("step", "layer", "head"), moves)
+    times = slider_moves("ask", ("step", "layer", "head"), moves) | part_moves(moves)
     at = apptest.open_page("ask", grad="1", step="0")
     steps = int(at.slider(key="step").max)
     times["step slider, gradient x input on, first visit"] = [
