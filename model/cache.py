@@ -15,6 +15,10 @@ class KeyValues:
 
     k: Tensor  # (B, nh, S, hd)
     v: Tensor  # (B, nh, S, hd)
+    # (B,) each row's position of the next word, when the rows are at different positions (left padding: a batch of
+    # answers written together, model.causal.batch); None: every row's next word is at position S. Rotary attention
+    # reads it (model.llama.attention); the rows' padding is masked by the caller.
+    starts: Tensor | None = None
 
     def __iter__(self):
         return iter((self.k, self.v))
@@ -25,7 +29,7 @@ class KeyValues:
 
     def select(self, rows: Tensor) -> "KeyValues":
         """The rows (B',) of the batch, e.g. one per beam."""
-        return KeyValues(self.k[rows], self.v[rows])
+        return KeyValues(self.k[rows], self.v[rows], None if self.starts is None else self.starts[rows])
 
 
 @dataclass(frozen=True)

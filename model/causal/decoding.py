@@ -36,6 +36,16 @@ def next_word(model, ids: Tensor, heads: Iterable[Head] = ()) -> Tensor:
     return torch.softmax(logits_of(model, ids[None], heads)[0, -1], -1)
 
 
+def choices(logits: Tensor, sampling: Sampling | None, k: int) -> tuple[Tensor, Tensor, Tensor]:
+    """What a page shows of the steps' scores (N, V): (the k most likely words' ids (N, k), by score; the probability
+    each was drawn with, after the temperature and the cuts (N, k); softmax(z / T) before any cut (N, k)). Row by
+    row: a step's row gives the same numbers alone or among others."""
+    tempered = torch.softmax(logits / (sampling.temperature if sampling else 1.0), -1)
+    final = sampling.probabilities(logits) if sampling else tempered
+    candidates = logits.topk(min(k, logits.size(-1)), -1).indices
+    return candidates, final.gather(-1, candidates), tempered.gather(-1, candidates)
+
+
 def generate(model, prompt: Tensor, steps: int, sampling: Sampling | None = None, heads: Iterable[Head] = (),
              stop: Collection[int] = (), step: Callable | None = None,
              on_word: Callable[[int], None] | None = None) -> Generation:

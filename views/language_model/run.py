@@ -10,7 +10,7 @@ import streamlit as st
 import torch
 
 from locales import _
-from model.causal.decoding import generate
+from model.causal.decoding import choices, generate
 from runtime.budget import Kind
 from runtime.model_thread import may_trace, on_model_thread
 from runtime.models import compiling
@@ -62,10 +62,7 @@ def write(model, reader, ids, tokens, words: int, way: Way, heads=(), step=None,
     model thread. step, stop, on_word: as model.causal.decoding.generate takes them."""
     sampling = way.sampling() if way.kind == SAMPLE else None
     run = generate(model, torch.tensor(ids, dtype=torch.long), words, sampling, heads, stop, step, on_word)
-    logits = run.logits  # (N, V)
-    tempered = torch.softmax(logits / (way.temperature if sampling else 1.0), -1)
-    final = sampling.probabilities(logits) if sampling else tempered
-    candidates = logits.topk(min(TOP_WORDS, logits.size(-1)), -1).indices  # (N, k)
+    candidates, final, tempered = choices(run.logits, sampling, TOP_WORDS)  # (N, k) each
     written = run.written.tolist()
     chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written)]
     attentions = torch.stack(run.attentions)  # (layers, heads, T, T)
@@ -74,7 +71,7 @@ def write(model, reader, ids, tokens, words: int, way: Way, heads=(), step=None,
     token = reader.token
     return Writing(tuple(tokens) + tuple(token(i) for i in written[:-1]), len(ids), tuple(token(i) for i in written),
                    reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
-                   _frozen(final.gather(-1, candidates)), _frozen(tempered.gather(-1, candidates)),
+                   _frozen(final), _frozen(tempered),
                    _frozen(chosen, np.int64), _frozen(attentions), tuple(written))
 
 

@@ -1,0 +1,193 @@
+"""Answers written together: many prompts decoded in one batch by a model with rotary positions (Llama: SmolLM2),
+each row at a position of its own, a row joining between two steps and leaving as soon as it is done. What a
+serving engine calls continuous batching, on the app's own model, keeping what the pages show of every answer.
+
+A row joins with its prompt read alone (the same pass model.causal.decoding.generate reads it with), then each step
+reads one word of every row in flight at once: the rows' caches left-padded to the longest, the padding blocked
+(the dtype's minimum: its probability is exactly 0), each row's new word rotated at its own position
+(KeyValues.starts). A row's words are those generate writes alone: the same ops, the rows of a batched matrix product
+adding up in another order (a few units in the last place of a score), so a near tie of the two likeliest words is
+all that could part them; tests/model/causal/test_batch.py checks greedy and seeded sampled answers of mixed lengths
+and arrival times, token for token, and the attention kept against generate's.
+
+Memory: each row's keys and values are its own, allocated once for its prompt and its most words (`Row.cache_bytes`);
+a step makes one layer's padded copy at a time. What a row keeps for its page is small per step: each layer's
+attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
+"""
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from model.cache import KeyValues
+from model.causal.decoding import choices
+from model.heads import HeadsOff, keep_of
+from model.kinds import Block as Attention
+from model.sampling import Sampling
+
+TOP = 10  # the likeliest words kept per step (what the pages show)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A finished row, as the pages read it. Step t reads the prompt and words[:t] and writes written[t]."""
+
+    prompt: Tensor  # (P,) ids
+    written: Tensor  # (N,) ids
+    candidates: Tensor  # (N, TOP) the likeliest words' ids at each step, by score
+    final: Tensor  # (N, TOP) the probability each was drawn with (after the temperature and the cuts)
+    tempered: Tensor  # (N, TOP) softmax(z / T) before any cut
+    attentions: Tensor  # (layers, nh, T, T), T = P + N - 1: every word read; 0 above the diagonal
+    hidden: Tensor  # (layers, T, E) each block's output at every word read, before the final norm
+
+
+@dataclass(eq=False)
+class Row:
+    """One answer being written: its own keys and values (capacity: its prompt and its most words), its words so
+    far and what its page will read. Made by Batch.join; `done` once written (or left)."""
+
+    prompt: Tensor
+    steps: int  # words written at most
+    sampling: Sampling | None
+    stop: frozenset[int]
+    on_word: Callable[[int], None] | None
+    keys: Tensor  # (layers, kv, P + steps, d)
+    values: Tensor
+    length: int = 0  # words in its cache
+    written: list[int] = field(default_factory=list)
+    done: bool = False
+    left: bool = False  # taken out before its end (Batch.leave)
+    generator: torch.Generator | None = None
+    _maps: list = field(default_factory=list)  # the prompt's (layers, nh, P, P), then each step's (layers, nh, n)
+    _hidden: list = field(default_factory=list)  # the prompt's (layers, P, E), then each step's (layers, 1, E)
+    _choices: list = field(default_factory=list)  # per step: (candidates, final, tempered), each (1, TOP)
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.keys.nbytes + self.values.nbytes
+
+    def result(self) -> Written:
+        """The finished row (assembled once, when it is done)."""
+        if not self.done or self.left:
+            raise ValueError("a row's result is read once it is written")
+        P, N = self.prompt.numel(), len(self.written)
+        T = P + max(0, N - 1)
+        first = self._maps[0]
+        attentions = first.new_zeros(first.size(0), first.size(1), T, T)
+        attentions[:, :, :P, :P] = first
+        for i, rows in enumerate(self._maps[1:]):  # step i + 1 reads the word at position P + i
+            attentions[:, :, P + i, :P + i + 1] = rows
+        none = (torch.zeros(0, TOP, dtype=torch.long), torch.zeros(0, TOP), torch.zeros(0, TOP))  # no word written
+        candidates, final, tempered = (torch.cat(p) for p in zip(*self._choices)) if self._choices else none
+        return Written(self.prompt, torch.tensor(self.written, dtype=torch.long), candidates, final, tempered,
+                       attentions, torch.cat(self._hidden, dim=1))
+
+
+class Batch:
+    """The rows in flight of one model with the same heads switched off. Not thread-safe: one thread (the model
+    thread) calls join, step and leave. The model is shared and never changed; every state is here."""
+
+    def __init__(self, model, off: HeadsOff | None = None):
+        if getattr(model.facts, "positional", None) != "rotary":
+            raise ValueError("answers are written together only by a model with rotary positions")
+        self.model, self.off = model, off
+        c = model.config
+        self.layers, self.kv_heads, self.head_dim = c.n_layer, c.num_key_value_heads, c.head_dim
+        self.rows: list[Row] = []
+
+    def token_bytes(self) -> int:
+        """A word's keys and values in every layer (float32)."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * 4
+
+    def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
+             on_word: Callable[[int], None] | None = None) -> Row:
+        """Read the prompt (P,) alone and write its first word (said to on_word); the row then takes part in every
+        step until it has written `steps` words (fewer if the context runs out, or after a word of `stop`, which
+        is written). A row done at once is not kept."""
+        if prompt.numel() == 0:
+            raise ValueError("a generation starts from at least one word")
+        P = prompt.numel()
+        steps = max(0, min(steps, self.model.max_positions - P))
+        shape = (self.layers, self.kv_heads, P + steps, self.head_dim)
+        row = Row(prompt, steps, sampling, frozenset(stop), on_word, torch.empty(shape), torch.empty(shape),
+                  generator=None if sampling is None else torch.Generator().manual_seed(sampling.seed))
+        model = self.model
+        x, _ = model.embed(prompt[None])
+        mask = model.causal_attention_mask(P, dtype=x.dtype)
+        maps, hidden = [], []
+        for i, block in enumerate(model.blocks):
+            out = block.run(x, mask=mask, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
+            x = out.x
+            row.keys[i, :, :P], row.values[i, :, :P] = out.kv.k[0], out.kv.v[0]
+            maps.append(out.attention[0])
+            hidden.append(x[0])
+        row.length = P
+        row._maps.append(torch.stack(maps))
+        row._hidden.append(torch.stack(hidden))
+        self._choose(row, model.lm_logits(model.final_norm(x[:, -1])))
+        if not row.done:
+            self.rows.append(row)
+        return row
+
+    def step(self) -> list[Row]:
+        """One word of every row in flight, read at once; the rows done by it (they leave the batch)."""
+        rows = self.rows
+        if not rows:
+            return []
+        model, B = self.model, len(rows)
+        longest = max(r.length for r in rows)
+        starts = torch.tensor([r.length for r in rows])
+        words = torch.tensor([[r.written[-1]] for r in rows])
+        present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
+        x, _ = model.embed(words, past=longest)
+        mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
+        maps, hidden = [], []
+        for i, block in enumerate(model.blocks):
+            k = x.new_zeros(B, self.kv_heads, longest, self.head_dim)
+            v = torch.zeros_like(k)
+            for b, r in enumerate(rows):  # left-padded: each row's words end at the same column
+                k[b, :, longest - r.length:] = r.keys[i, :, :r.length]
+                v[b, :, longest - r.length:] = r.values[i, :, :r.length]
+            out = block.run(x, mask=mask, past=KeyValues(k, v, starts), keep=keep_of(self.off, Attention.DECODER, i),
+                            use_cache=True)
+            del k, v
+            x = out.x
+            for b, r in enumerate(rows):
+                r.keys[i, :, r.length], r.values[i, :, r.length] = out.kv.k[b, :, -1], out.kv.v[b, :, -1]
+            maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
+            hidden.append(x[:, 0])  # (B, E)
+        logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
+        maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
+        finished = []
+        for b, r in enumerate(rows):
+            r._maps.append(maps[b, :, :, longest - r.length:].clone())
+            r._hidden.append(hidden[b, :, None].clone())
+            r.length += 1
+            self._choose(r, logits[b:b + 1])
+            if r.done:
+                finished.append(r)
+        self.rows = [r for r in rows if not r.done]
+        return finished
+
+    def leave(self, row: Row) -> None:
+        """Take a row out before its end (its page has gone): its memory is freed with it."""
+        if row in self.rows:
+            self.rows.remove(row)
+        row.done = row.left = True
+
+    def _choose(self, row: Row, scores: Tensor) -> None:
+        """The row's next word from its scores (1, V), as generate chooses it; said, and kept with the step's
+        likeliest words."""
+        if row.steps == 0:
+            row.done = True
+            return
+        if row.sampling is None:
+            word = int(scores.argmax(-1))
+        else:
+            word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
+        row.written.append(word)
+        row._choices.append(choices(scores, row.sampling, TOP))
+        if row.on_word is not None:
+            row.on_word(word)
+        row.done = word in row.stop or len(row.written) >= row.steps
