@@ -172,6 +172,31 @@ class BoundedCache:
                 self.reserved -= need
                 self._room.notify_all()
 
+    def try_reserve(self, need: int) -> bool:
+        """Promise `need` bytes to work that outlives a block (an answer being written, runtime.batching) if they
+        fit now, evicting what it takes; False, promising nothing, if only other work's promises are in the way
+        (ask again later; nothing is evicted for it then); OverBudget if they can never fit. The caller gives them
+        back with release(need)."""
+        with self._room:
+            if need > self.max_bytes - self._pinned:
+                raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
+                                       need=megabytes(need), most=megabytes(self.max_bytes - self._pinned)))
+            if self._pinned + self.reserved + need > self.max_bytes:
+                return False
+            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one():
+                pass
+            if self.bytes + self.reserved + need > self.max_bytes:
+                return False
+            self.reserved += need
+        self._trim()
+        return True
+
+    def release(self, need: int) -> None:
+        """Give back what try_reserve promised."""
+        with self._room:
+            self.reserved -= need
+            self._room.notify_all()
+
     def put(self, key, value, kind: Kind = Kind.FORWARD, pinned: bool = False) -> None:
         size = nbytes(value)
         with self._room:

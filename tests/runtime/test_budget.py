@@ -208,3 +208,19 @@ def test_the_caps_and_the_pinned_bytes_stay_counted_through_a_class_worth_of_cha
             assert +cache._entries == +counted, step
             assert counted[None] <= 6 and counted["image"] <= 3  # passes and layers; images (models may be pinned)
             assert cache.bytes == sum(e.size for e in entries) <= cache.max_bytes
+
+
+def test_room_promised_to_work_that_outlives_a_block_evicts_waits_or_refuses():
+    cache = BoundedCache(max_bytes=100 * MB)
+    cache.put("model", array(40), kind="model", pinned=True)
+    for i in range(3):
+        cache.put(("pass", i), array(15))
+    assert cache.try_reserve(30 * MB)  # the oldest pass goes for it
+    assert ("pass", 0) not in cache and ("pass", 1) in cache and cache.reserved == 30 * MB
+    assert cache.try_reserve(15 * MB) and ("pass", 1) not in cache and ("pass", 2) in cache
+    assert not cache.try_reserve(20 * MB)  # only promises are in the way: nothing promised, ask again later
+    assert ("pass", 2) in cache and cache.reserved == 45 * MB  # and nothing dropped for it
+    with pytest.raises(OverBudget, match="about 70 MB.*at most 60 MB"):
+        cache.try_reserve(70 * MB)  # beside the pinned model it can never fit
+    cache.release(30 * MB)
+    assert cache.try_reserve(20 * MB) and cache.reserved == 35 * MB

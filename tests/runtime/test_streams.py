@@ -2,6 +2,7 @@
 key however many sessions ask at once, a failed one started again, and the number under way bounded."""
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
 
@@ -80,3 +81,45 @@ def test_the_writings_under_way_are_bounded_and_stale_ones_dropped(monkeypatch):
     time.sleep(0.1)
     assert streams.stream("c", lambda say: 3).future.result(5) == 3  # nobody came for a and b: dropped
     assert streams.under_way() == 1
+
+
+def test_the_last_session_to_stop_following_cancels_the_writing_and_frees_its_place():
+    gate = threading.Event()
+    blocker = streams.stream("busy", waiting_for(gate, ("x",)))  # holds the model thread(s)
+    others = [streams.stream(f"hold{i}", waiting_for(gate, ("x",))) for i in range(3)]
+    a, b = streams.stream("q", lambda say: "answer"), streams.stream("q", lambda say: "answer")
+    assert a is b and a.followers == 2 and a.waiting
+    streams.leave("q", a)
+    assert not a.future.cancelled() and streams.under_way() == 5  # the other session still follows it
+    streams.leave("q", b)
+    assert a.future.cancelled() and streams.under_way() == 4  # out of the line at once, and forgotten
+    again = streams.stream("q", lambda say: "answer")  # asked again: a new writing
+    assert again is not a
+    for _ in range(8):
+        gate.set()
+        time.sleep(0.01)
+    assert again.future.result(5) == "answer" and blocker.future.result(5) == "x"
+    assert all(o.future.result(5) == "x" for o in others)
+
+
+class Held:
+    """A job of its own kind (runtime.batching's): its line, and its cancel."""
+
+    def __init__(self, say):
+        self.future, self.cancelled, self.say = Future(), False, say
+
+    def ahead(self):
+        return None if self.cancelled else 2
+
+    def cancel(self):
+        self.cancelled = True
+        self.future.cancel()
+
+
+def test_a_stream_follows_any_job_its_start_gives():
+    s = streams.stream("j", start=Held)
+    assert s.waiting and s.ahead() == 2
+    s.job.say(7)
+    assert s.so_far() == [7]
+    streams.leave("j", s)
+    assert s.job.cancelled and streams.under_way() == 0

@@ -1,5 +1,6 @@
 """The answer to a question: written once per (model, question, way of choosing, length, heads switched off) on a
-model thread, shown word by word as it comes (runtime.streams), then kept in the budget and shared by every session.
+model thread, together with the other questions in flight (runtime.batching: a class asking at once is answered in
+one batch), shown word by word as it comes (runtime.streams), then kept in the budget and shared by every session.
 It keeps what every step of the page reads, so that moving the step, the layer or the head never runs the model: the
 writing (views.language_model.run: candidates, probabilities, every attention map) and each layer's output at every
 token read (the logit lens reads a step's row of them)."""
@@ -10,21 +11,23 @@ import numpy as np
 import streamlit as st
 import torch
 
-from locales import _
+from locales import _, ngettext
+from model.causal.batch import Written
 from model.causal.chat import Conversation
 from model.causal.logit_lens import layer_outputs
-from runtime import streams
+from runtime import batching, streams
 from runtime.budget import Kind
 from runtime.memory import budget
 from runtime.model_thread import may_trace
 from runtime.models import Choice, compiling
 from views.ask.text import text_html
-from views.language_model.run import Writing, _frozen, write
+from views.language_model.run import Writing, _frozen, as_writing, write
 from views.shell.errors import cached
 from views.widgets import link_writes
-from views.widgets.next_word import Way
+from views.widgets.next_word import SAMPLE, Way
 
 POLL = 0.1  # s between two looks at an answer being written (a look holds the GIL the model's steps need)
+FOLLOWING = "_ask_following"  # a session key read while the answer is written: never set
 
 
 @dataclass(frozen=True)
@@ -67,53 +70,97 @@ def read_ids(c: Conversation, w: Writing) -> tuple[int, ...]:
 
 
 def compute(model, reader, q: Question, step, say) -> Answer:
-    """On a model thread: the answer, each word's id said as it is written; step: the model's compiled step or
-    None."""
+    """On a model thread, alone: the answer, each word's id said as it is written; step: the model's compiled step or
+    None. For a model that cannot write in a batch (runtime.batching needs rotary positions)."""
     c = q.conversation
     w = write(model, reader, c.ids, c.tokens, q.most, q.way, q.heads_off, step, {c.end_of_turn}, say)
-    T, P = len(w.tokens), len(c.ids)
     read = torch.tensor(read_ids(c, w), dtype=torch.long)
+    return as_answer(c, reader, w, layer_outputs(model, read, q.heads_off))  # (layers, T, E)
+
+
+def as_answer(c: Conversation, reader, w: Writing, hidden) -> Answer:
+    T, P = len(w.tokens), len(c.ids)
     asked = np.zeros(T, dtype=bool)
     asked[:P] = c.asked
     template = np.zeros(T, dtype=bool)
     template[:P] = ~np.asarray(c.asked)
     ended = bool(w.ids) and w.ids[-1] == c.end_of_turn
     text = reader.joined(w.ids[:-1] if ended else w.ids)
-    hidden = layer_outputs(model, read, q.heads_off)  # (layers, T, E)
     return Answer(w, _frozen(asked, bool), _frozen(template, bool), ended, text, _frozen(hidden))
+
+
+def from_batch(reader, c: Conversation, written: Written) -> Answer:
+    """The Answer of a question written with others (runtime.batching): the same words and maps (model.causal.batch)."""
+    w = as_writing(reader, c.tokens, written.written.tolist(), written.candidates, written.final, written.tempered,
+                   written.attentions)
+    return as_answer(c, reader, w, written.hidden)
+
+
+def batched(model) -> bool:
+    return getattr(model.facts, "positional", None) == "rotary"
+
+
+def start(loaded, q: Question):
+    """How the answer is started: in the model's batch (runtime.batching), with the others in flight; or alone, in
+    the model threads' line (a model without rotary positions)."""
+    model, c = loaded.model, q.conversation
+    if not batched(model):
+        traced = compiling(q.choice)
+        step = traced.ready_step() if not q.heads_off else None  # the same numbers as the eager steps
+        return streams.queued(lambda say: compute(model, loaded.reader, q, step, say))
+    sampling = q.way.sampling() if q.way.kind == SAMPLE else None
+    heads = tuple(sorted(q.heads_off))
+    return lambda say: batching.writer(("ask", q.choice, heads), model, model.heads_off(heads)).ask(
+        torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say)
+
+
+def waiting_text(ahead: int) -> str:
+    if ahead == 0:
+        return _("The server is answering a full class: your question is next…")
+    return ngettext("The server is answering a full class: your question waits, {n} question ahead of it…",
+                    "The server is answering a full class: your question waits, {n} questions ahead of it…",
+                    ahead).format(n=ahead)
 
 
 def answer(loaded, q: Question, box=None) -> Answer:
     """The answer to q: from the budget if it was written before; else written now, word by word into `box` (an
-    st.empty) as it comes, while any other session asking the same follows the same writing."""
+    st.empty) as it comes, while any other session asking the same follows the same writing. A session that stops
+    following it (its page rerun, reloaded or closed) says so: the last one to leave frees its place at once."""
     found = budget().get(q.key, count_miss=False)
     if found is not None:
         return found
-    traced = compiling(q.choice)
-    step = traced.ready_step() if not q.heads_off else None  # the same numbers as the eager steps (model.compiled)
     try:
-        stream = streams.stream(q.key, lambda say: compute(loaded.model, loaded.reader, q, step, say))
+        stream = streams.stream(q.key, start=start(loaded, q))
     except streams.BusyError:
         st.warning(_("The server is writing {n} answers at once: ask again in a moment.").format(
             n=streams.MOST_STREAMS), icon=":material/hourglass_top:")
         link_writes.stop()
     box = box or st.empty()
     shown = None
-    while not stream.done:
-        if stream.waiting:
-            said = _("The server is busy: your question waits for a free model thread…")
-            if said != shown:
-                box.info(said, icon=":material/hourglass_top:")
-        else:
-            said = loaded.reader.joined(stream.so_far())
-            if said != shown:
-                box.html(text_html(said, cursor=True))
-        shown = said
-        time.sleep(POLL)
+    try:
+        while not stream.done:
+            st.session_state.get(FOLLOWING)  # a rerun or a closed page is noticed here (Streamlit's yield point)
+            ahead = stream.ahead()
+            if ahead is not None:
+                said = waiting_text(ahead)
+                if said != shown:
+                    box.info(said, icon=":material/hourglass_top:")
+            else:
+                said = loaded.reader.joined(stream.so_far())
+                if said != shown:
+                    box.html(text_html(said, cursor=True))
+            shown = said
+            time.sleep(POLL)
+    finally:
+        streams.leave(q.key, stream)
     box.empty()
     try:
+        if batched(loaded.model):
+            return cached(q.key, lambda: from_batch(loaded.reader, q.conversation, stream.future.result()),
+                          _("The language model"), kind=Kind.WRITING)
         return cached(q.key, stream.future.result, _("The language model"), kind=Kind.WRITING)
     finally:
         streams.forget(q.key, stream)
-        if step is None and not traced.step_started and may_trace(q.choice):
+        traced = compiling(q.choice)
+        if not batched(loaded.model) and not traced.step_started and may_trace(q.choice):
             traced.start_step()  # for the next answer of this model

@@ -62,17 +62,20 @@ def write(model, reader, ids, tokens, words: int, way: Way, heads=(), step=None,
     model thread. step, stop, on_word: as model.causal.decoding.generate takes them."""
     sampling = way.sampling() if way.kind == SAMPLE else None
     run = generate(model, torch.tensor(ids, dtype=torch.long), words, sampling, heads, stop, step, on_word)
-    candidates, final, tempered = choices(run.logits, sampling, TOP_WORDS)  # (N, k) each
-    written = run.written.tolist()
+    return as_writing(reader, tokens, run.written.tolist(), *choices(run.logits, sampling, TOP_WORDS),
+                      torch.stack(run.attentions))
+
+
+def as_writing(reader, tokens, written: list[int], candidates, final, tempered, attentions) -> Writing:
+    """A Writing from the prompt's tokens (P,), the words written (N,), each step's candidates' ids and probabilities
+    (N, k) (model.causal.decoding.choices) and every attention map (layers, heads, T, T), 0 above the diagonal."""
     chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written)]
-    attentions = torch.stack(run.attentions)  # (layers, heads, T, T)
     T = attentions.size(-1)
-    attentions[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
+    attentions = attentions.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("nan"))
     token = reader.token
-    return Writing(tuple(tokens) + tuple(token(i) for i in written[:-1]), len(ids), tuple(token(i) for i in written),
+    return Writing(tuple(tokens) + tuple(token(i) for i in written[:-1]), len(tokens), tuple(token(i) for i in written),
                    reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
-                   _frozen(final), _frozen(tempered),
-                   _frozen(chosen, np.int64), _frozen(attentions), tuple(written))
+                   _frozen(final), _frozen(tempered), _frozen(chosen, np.int64), _frozen(attentions), tuple(written))
 
 
 def writing(lm: LanguageModel, way: Way) -> Writing:

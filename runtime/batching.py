@@ -1,0 +1,219 @@
+"""Answers written together on the model threads (model.causal.batch): when a class asks at once, every question in
+flight is answered in one batch, one word of each per step, instead of one answer after another.
+
+One Writer per (model, heads switched off). Its work is a tick, a job in the model threads' one line
+(runtime.model_thread.QUEUE) like any page's pass: the tick takes the questions that have arrived (their prompts read,
+each its first word), then writes one word of every answer in flight, then queues the next tick; so a page's pass
+waits at most one tick behind a class's answers, never for a whole answer. A question that arrives joins at the next
+tick; an answer leaves the batch when it is done, or at once when nobody follows it any more (runtime.streams.leave).
+
+Bounded: at most LIMIT answers in flight per model, the others wait in order (`ahead` says how many are before
+one); each answer's keys and values and what its page will read are promised in the process's one memory budget
+(runtime.budget.try_reserve) before its prompt is read, and given back when it leaves; a question that cannot get
+its room waits, one that could never fit is refused with the budget's message.
+"""
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Collection
+from concurrent.futures import CancelledError, Future
+
+from torch import Tensor
+
+from model.causal.batch import Batch, Row, Written
+from model.sampling import Sampling
+from runtime.memory import budget
+from runtime.model_thread import QUEUE
+
+# Answers in flight per model. A step's time grows with the rows it reads (SmolLM2-135M, 2 cores: ~0.10 s at 8,
+# ~0.2-0.3 s at 40; bench/class_asks.py), so 40 answers of 48 words take ~10-15 s together where one after another
+# the last waits ~75 s; and 40 answers' keys and values (~4 MB each at ~90 words) fit the budget beside the model.
+LIMIT = 40
+JOINS = 4  # prompts read per tick at most: the answers in flight wait for at most this many before their next word
+IDLE = 0.05  # s a tick waits when nothing could start (the budget's room promised to other work)
+
+
+class Asked:
+    """One question in a Writer's line, then in its batch: a runtime.streams Job."""
+
+    def __init__(self, writer: "Writer", prompt: Tensor, steps: int, sampling: Sampling | None,
+                 stop: Collection[int], say: Callable[[int], None]):
+        self.writer, self.prompt, self.steps, self.sampling, self.stop, self.say = \
+            writer, prompt, steps, sampling, stop, say
+        self.future: Future = Future()
+        self.row: Row | None = None
+        self.reserved = 0
+        self.cancelled = False
+
+    def ahead(self) -> int | None:
+        return self.writer.ahead(self)
+
+    def cancel(self) -> None:
+        self.writer.cancel(self)
+
+    def need(self, token_bytes: int, layers: int, heads: int, width: int) -> int:
+        """Bytes promised while it is written: its keys and values, and what its page reads (each layer's maps and
+        outputs at every word), assembled once at its end."""
+        T = self.prompt.numel() + self.steps
+        return T * token_bytes + 4 * layers * T * (heads * T + width)
+
+
+class Writer:
+    """The answers of one model (with the same heads off) in flight and waiting. Thread-safe: sessions submit and
+    cancel; its ticks run on the model threads, one at a time."""
+
+    def __init__(self, model, off=None, limit: int = LIMIT, on_idle: Callable[["Writer"], None] | None = None):
+        self.batch = Batch(model, off)
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._waiting: deque[Asked] = deque()
+        self._flight: list[Asked] = []
+        self._ticking = False
+        self._on_idle = on_idle
+        self.ticks = 0
+
+    def ask(self, prompt: Tensor, steps: int, sampling: Sampling | None, stop: Collection[int],
+            say: Callable[[int], None]) -> Asked:
+        asked = Asked(self, prompt, steps, sampling, stop, say)
+        with self._lock:
+            self._waiting.append(asked)
+            self._start()
+        return asked
+
+    def ahead(self, asked: Asked) -> int | None:
+        """How many questions are before it in the line; None once it is being written (or done)."""
+        with self._lock:
+            for i, other in enumerate(self._waiting):
+                if other is asked:
+                    return i
+        return None
+
+    def cancel(self, asked: Asked) -> None:
+        with self._lock:
+            asked.cancelled = True
+            if asked in self._waiting:
+                self._waiting.remove(asked)
+                asked.future.cancel()
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._flight)
+
+    @property
+    def idle(self) -> bool:
+        with self._lock:
+            return not (self._flight or self._waiting or self._ticking)
+
+    # ------------------------------------------------------------------ on a model thread
+    def _start(self) -> None:
+        """Under the lock: a tick queued unless one is."""
+        if not self._ticking:
+            self._ticking = True
+            QUEUE.submit(self._tick, ())
+
+    def _tick(self) -> None:
+        try:
+            self._leave_cancelled()
+            started = self._join()
+            for row in self.batch.step():
+                self._finish(next(a for a in self._flight if a.row is row))
+            self.ticks += 1
+        except BaseException as e:  # noqa: BLE001 - said to every answer in flight, never lost on a model thread
+            for asked in list(self._flight):
+                self._end(asked, error=e, leave=True)
+            started = True
+        with self._lock:
+            self._ticking = False
+            more = bool(self._waiting or self._flight)
+            stalled = more and not started and not self._flight
+        if more:
+            if stalled:
+                time.sleep(IDLE)  # only the budget's room held it back: let other work end first
+            with self._lock:
+                self._start()
+        elif self._on_idle is not None:
+            self._on_idle(self)
+
+    def _leave_cancelled(self) -> None:
+        for asked in [a for a in self._flight if a.cancelled]:
+            self._end(asked, leave=True)
+
+    def _join(self) -> bool:
+        """Read the prompts of the questions that may start now; whether any did."""
+        b, started = self.batch, False
+        for _ in range(JOINS):
+            with self._lock:
+                if not self._waiting or len(self._flight) >= self.limit:
+                    break
+                asked = self._waiting.popleft()
+                if asked.cancelled:
+                    continue
+                self._flight.append(asked)
+            need = asked.need(b.token_bytes(), b.layers, b.model.config.n_head, b.model.config.hidden_size)
+            try:
+                if not budget().try_reserve(need):
+                    with self._lock:  # back to the front of the line, until the room is free
+                        self._flight.remove(asked)
+                        self._waiting.appendleft(asked)
+                    break
+                asked.reserved = need
+                if not asked.future.set_running_or_notify_cancel():
+                    self._end(asked)
+                    continue
+                asked.row = b.join(asked.prompt, asked.steps, asked.sampling, asked.stop, asked.say)
+            except Exception as e:  # noqa: BLE001 - its page says it (the budget's message, a model error)
+                self._end(asked, error=e, leave=True)
+                continue
+            started = True
+            if asked.row.done:
+                self._finish(asked)
+        return started
+
+    def _finish(self, asked: Asked) -> None:
+        try:
+            result = asked.row.result()
+        except Exception as e:  # noqa: BLE001
+            self._end(asked, error=e)
+            return
+        self._end(asked, result=result)
+
+    def _end(self, asked: Asked, result: Written | None = None, error: BaseException | None = None,
+             leave: bool = False) -> None:
+        """It leaves the flight (and the batch, if `leave`), its room given back, its future set."""
+        with self._lock:
+            if asked in self._flight:
+                self._flight.remove(asked)
+        if leave and asked.row is not None:
+            self.batch.leave(asked.row)
+        if asked.reserved:
+            budget().release(asked.reserved)
+            asked.reserved = 0
+        asked.row = None
+        if asked.future.done():
+            return
+        if error is not None:
+            asked.future.set_exception(error)
+        elif asked.cancelled:  # a running future cannot be cancelled: it ends with the reason
+            asked.future.set_exception(CancelledError("nobody follows this answer any more"))
+        else:
+            asked.future.set_result(result)
+
+
+_writers: dict = {}
+_writers_lock = threading.Lock()
+
+
+def writer(key, model, off=None) -> Writer:
+    """The Writer of key (a model and its heads off), made when first asked; forgotten when it has nothing to do."""
+    with _writers_lock:
+        found = _writers.get(key)
+        if found is None or found.batch.model is not model:
+            found = _writers[key] = Writer(model, off, on_idle=lambda w: _idle(key, w))
+        return found
+
+
+def _idle(key, w: Writer) -> None:
+    with _writers_lock:
+        if _writers.get(key) is w and w.idle:
+            del _writers[key]
