@@ -141,17 +141,23 @@ class Batch:
         words = torch.tensor([[r.written[-1]] for r in rows])
         present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
         x, _ = model.embed(words, past=longest)
-        mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
+        mask = None  # one row alone: nothing to pad, and its cache is read where it is (generate's very step)
+        if B > 1:
+            mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden = [], []
         for i, block in enumerate(model.blocks):
-            k = x.new_zeros(B, self.kv_heads, longest, self.head_dim)
-            v = torch.zeros_like(k)
-            for b, r in enumerate(rows):  # left-padded: each row's words end at the same column
-                k[b, :, longest - r.length:] = r.keys[i, :, :r.length]
-                v[b, :, longest - r.length:] = r.values[i, :, :r.length]
-            out = block.run(x, mask=mask, past=KeyValues(k, v, starts), keep=keep_of(self.off, Attention.DECODER, i),
-                            use_cache=True)
-            del k, v
+            if B == 1:
+                past = KeyValues(rows[0].keys[i, None, :, :longest], rows[0].values[i, None, :, :longest])
+            else:
+                k = x.new_zeros(B, self.kv_heads, longest, self.head_dim)
+                v = torch.zeros_like(k)
+                for b, r in enumerate(rows):  # left-padded: each row's words end at the same column
+                    k[b, :, longest - r.length:] = r.keys[i, :, :r.length]
+                    v[b, :, longest - r.length:] = r.values[i, :, :r.length]
+                past = KeyValues(k, v, starts)
+                del k, v
+            out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
+            del past
             x = out.x
             for b, r in enumerate(rows):
                 r.keys[i, :, r.length], r.values[i, :, r.length] = out.kv.k[b, :, -1], out.kv.v[b, :, -1]
