@@ -37,9 +37,9 @@ class Asked:
     """One question in a Writer's line, then in its batch: a runtime.streams Job."""
 
     def __init__(self, writer: "Writer", prompt: Tensor, steps: int, sampling: Sampling | None,
-                 stop: Collection[int], say: Callable[[int], None]):
-        self.writer, self.prompt, self.steps, self.sampling, self.stop, self.say = \
-            writer, prompt, steps, sampling, stop, say
+                 stop: Collection[int], say: Callable[[int], None], shared: int = 0):
+        self.writer, self.prompt, self.steps, self.sampling, self.stop, self.say, self.shared = \
+            writer, prompt, steps, sampling, stop, say, shared
         self.future: Future = Future()
         self.row: Row | None = None
         self.reserved = 0
@@ -73,8 +73,10 @@ class Writer:
         self.ticks = 0
 
     def ask(self, prompt: Tensor, steps: int, sampling: Sampling | None, stop: Collection[int],
-            say: Callable[[int], None]) -> Asked:
-        asked = Asked(self, prompt, steps, sampling, stop, say)
+            say: Callable[[int], None], shared: int = 0) -> Asked:
+        """A question (its prompt's first `shared` words a beginning others share: model.causal.batch.Batch.join)
+        in the line; answered word by word to say(id)."""
+        asked = Asked(self, prompt, steps, sampling, stop, say, shared)
         with self._lock:
             self._waiting.append(asked)
             self._start()
@@ -161,7 +163,7 @@ class Writer:
                 if not asked.future.set_running_or_notify_cancel():
                     self._end(asked)
                     continue
-                asked.row = b.join(asked.prompt, asked.steps, asked.sampling, asked.stop, asked.say)
+                asked.row = b.join(asked.prompt, asked.steps, asked.sampling, asked.stop, asked.say, asked.shared)
             except Exception as e:  # noqa: BLE001 - its page says it (the budget's message, a model error)
                 self._end(asked, error=e, leave=True)
                 continue

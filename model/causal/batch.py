@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
+from torch.nn.utils.rnn import pad_sequence
 
 from model.cache import KeyValues
 from model.causal.decoding import choices
@@ -27,6 +28,7 @@ from model.kinds import Block as Attention
 from model.sampling import Sampling
 
 TOP = 10  # the likeliest words kept per step (what the pages show)
+PREFIXES = 4  # shared beginnings of prompts kept per batch (Batch.join's shared)
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,17 @@ class Written:
     hidden: Tensor  # (layers, T, E) each block's output at every word read, before the final norm
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A pass over some words: what a row keeps of them."""
+
+    keys: Tensor  # (layers, n, kv, d)
+    values: Tensor
+    maps: Tensor  # (layers, nh, n, past + n)
+    hidden: Tensor  # (layers, n, E)
+    last: Tensor  # (1, E) the last layer's output at the last word
+
+
 @dataclass(eq=False)
 class Row:
     """One answer being written: its own keys and values (capacity: its prompt and its most words), its words so
@@ -52,7 +65,7 @@ class Row:
     sampling: Sampling | None
     stop: frozenset[int]
     on_word: Callable[[int], None] | None
-    keys: Tensor  # (layers, kv, P + steps, d)
+    keys: Tensor  # (layers, P + steps, kv, d): a layer's words first, so that rows pad as sequences
     values: Tensor
     length: int = 0  # words in its cache
     written: list[int] = field(default_factory=list)
@@ -95,40 +108,71 @@ class Batch:
         c = model.config
         self.layers, self.kv_heads, self.head_dim = c.n_layer, c.num_key_value_heads, c.head_dim
         self.rows: list[Row] = []
+        self._prefixes: dict[tuple[int, ...], _Read] = {}  # read beginnings, the most recently used last
 
     def token_bytes(self) -> int:
         """A word's keys and values in every layer (float32)."""
         return 2 * self.layers * self.kv_heads * self.head_dim * 4
 
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
-             on_word: Callable[[int], None] | None = None) -> Row:
+             on_word: Callable[[int], None] | None = None, shared: int = 0) -> Row:
         """Read the prompt (P,) alone and write its first word (said to on_word); the row then takes part in every
         step until it has written `steps` words (fewer if the context runs out, or after a word of `stop`, which
-        is written). A row done at once is not kept."""
+        is written). A row done at once is not kept. shared: the prompt's first words are a beginning many prompts
+        share (a chat template's system prompt): read once, kept (PREFIXES of them), and only the rest read after it
+        (the same words: the beginning's keys are what the whole prompt's pass makes of them)."""
         if prompt.numel() == 0:
             raise ValueError("a generation starts from at least one word")
         P = prompt.numel()
         steps = max(0, min(steps, self.model.max_positions - P))
-        shape = (self.layers, self.kv_heads, P + steps, self.head_dim)
+        shape = (self.layers, P + steps, self.kv_heads, self.head_dim)
         row = Row(prompt, steps, sampling, frozenset(stop), on_word, torch.empty(shape), torch.empty(shape),
                   generator=None if sampling is None else torch.Generator().manual_seed(sampling.seed))
-        model = self.model
-        x, _ = model.embed(prompt[None])
-        mask = model.causal_attention_mask(P, dtype=x.dtype)
-        maps, hidden = [], []
-        for i, block in enumerate(model.blocks):
-            out = block.run(x, mask=mask, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
-            x = out.x
-            row.keys[i, :, :P], row.values[i, :, :P] = out.kv.k[0], out.kv.v[0]
-            maps.append(out.attention[0])
-            hidden.append(x[0])
+        if 0 < shared < P:
+            begun = self._beginning(prompt[:shared])
+            read = self._read(prompt[shared:], begun)
+            maps = read.maps.new_zeros(read.maps.size(0), read.maps.size(1), P, P)
+            maps[:, :, :shared, :shared], maps[:, :, shared:] = begun.maps, read.maps
+            keys, values = torch.cat([begun.keys, read.keys], 1), torch.cat([begun.values, read.values], 1)
+            hidden = torch.cat([begun.hidden, read.hidden], 1)
+        else:
+            read = self._read(prompt)
+            keys, values, maps, hidden = read.keys, read.values, read.maps, read.hidden
+        row.keys[:, :P], row.values[:, :P] = keys, values
         row.length = P
-        row._maps.append(torch.stack(maps))
-        row._hidden.append(torch.stack(hidden))
-        self._choose(row, model.lm_logits(model.final_norm(x[:, -1])))
+        row._maps.append(maps)
+        row._hidden.append(hidden)
+        self._choose(row, self.model.lm_logits(self.model.final_norm(read.last)))
         if not row.done:
             self.rows.append(row)
         return row
+
+    def _beginning(self, ids: Tensor) -> "_Read":
+        key = tuple(ids.tolist())
+        found = self._prefixes.pop(key, None) or self._read(ids)
+        self._prefixes[key] = found  # the most recent last
+        while len(self._prefixes) > PREFIXES:
+            del self._prefixes[next(iter(self._prefixes))]
+        return found
+
+    def _read(self, ids: Tensor, after: "_Read | None" = None) -> "_Read":
+        """One pass over ids (n,) (after the words `after` read, as their cache): each layer's keys and values
+        (layers, n, kv, d), maps (layers, nh, n, past + n) and outputs (layers, n, E), and the last output (1, E)."""
+        model, n = self.model, ids.numel()
+        past = 0 if after is None else after.keys.size(1)
+        x, _ = model.embed(ids[None], past=past)
+        mask = model.causal_attention_mask(n, dtype=x.dtype, past=past)
+        keys, values, maps, hidden = [], [], [], []
+        for i, block in enumerate(model.blocks):
+            cache = None if after is None else KeyValues(after.keys[i, None].transpose(1, 2),
+                                                         after.values[i, None].transpose(1, 2))
+            out = block.run(x, mask=mask, past=cache, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
+            x = out.x
+            keys.append(out.kv.k[0, :, past:].transpose(0, 1))
+            values.append(out.kv.v[0, :, past:].transpose(0, 1))
+            maps.append(out.attention[0])
+            hidden.append(x[0])
+        return _Read(torch.stack(keys), torch.stack(values), torch.stack(maps), torch.stack(hidden), x[:, -1])
 
     def step(self) -> list[Row]:
         """One word of every row in flight, read at once; the rows done by it (they leave the batch)."""
@@ -144,33 +188,37 @@ class Batch:
         mask = None  # one row alone: nothing to pad, and its cache is read where it is (generate's very step)
         if B > 1:
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
-        maps, hidden = [], []
+        maps, hidden, new = [], [], []
         for i, block in enumerate(model.blocks):
             if B == 1:
-                past = KeyValues(rows[0].keys[i, None, :, :longest], rows[0].values[i, None, :, :longest])
-            else:
-                k = x.new_zeros(B, self.kv_heads, longest, self.head_dim)
-                v = torch.zeros_like(k)
-                for b, r in enumerate(rows):  # left-padded: each row's words end at the same column
-                    k[b, :, longest - r.length:] = r.keys[i, :, :r.length]
-                    v[b, :, longest - r.length:] = r.values[i, :, :r.length]
-                past = KeyValues(k, v, starts)
-                del k, v
+                past = KeyValues(*(t[i, None, :longest].transpose(1, 2) for t in (rows[0].keys, rows[0].values)))
+            else:  # left-padded (B, S, kv, d) -> (B, kv, S, d): each row's words end at the same column
+                past = KeyValues(*(pad_sequence([getattr(r, name)[i, :r.length] for r in rows], batch_first=True,
+                                                padding_side="left").transpose(1, 2)
+                                   for name in ("keys", "values")), starts)
             out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             del past
             x = out.x
-            for b, r in enumerate(rows):
-                r.keys[i, :, r.length], r.values[i, :, r.length] = out.kv.k[b, :, -1], out.kv.v[b, :, -1]
+            new.append((out.kv.k[:, :, -1], out.kv.v[:, :, -1]))  # (B, kv, d) each
             maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
+        keys, values = (torch.stack(t, 1) for t in zip(*new))  # (B, layers, kv, d)
+        for b, r in enumerate(rows):
+            r.keys[:, r.length], r.values[:, r.length] = keys[b], values[b]
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
         maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
         finished = []
+        greedy = [b for b, r in enumerate(rows) if r.sampling is None]  # chosen at once: row by row the same numbers
+        made = {}
+        if greedy:
+            scores = logits[greedy]
+            made = dict(zip(greedy, zip(scores.argmax(-1).tolist(), zip(*(t.split(1) for t in
+                                                                           choices(scores, None, TOP))))))
         for b, r in enumerate(rows):
             r._maps.append(maps[b, :, :, longest - r.length:].clone())
             r._hidden.append(hidden[b, :, None].clone())
             r.length += 1
-            self._choose(r, logits[b:b + 1])
+            self._choose(r, logits[b:b + 1], made.get(b))
             if r.done:
                 finished.append(r)
         self.rows = [r for r in rows if not r.done]
@@ -182,18 +230,22 @@ class Batch:
             self.rows.remove(row)
         row.done = row.left = True
 
-    def _choose(self, row: Row, scores: Tensor) -> None:
-        """The row's next word from its scores (1, V), as generate chooses it; said, and kept with the step's
-        likeliest words."""
+    def _choose(self, row: Row, scores: Tensor, made: tuple | None = None) -> None:
+        """The row's next word from its scores (1, V), as generate chooses it (made: the word and its choices,
+        chosen with other rows' at once); said, and kept with the step's likeliest words."""
         if row.steps == 0:
             row.done = True
             return
-        if row.sampling is None:
-            word = int(scores.argmax(-1))
+        if made is not None:
+            word, chosen = made
         else:
-            word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
+            if row.sampling is None:
+                word = int(scores.argmax(-1))
+            else:
+                word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
+            chosen = choices(scores, row.sampling, TOP)
         row.written.append(word)
-        row._choices.append(choices(scores, row.sampling, TOP))
+        row._choices.append(chosen)
         if row.on_word is not None:
             row.on_word(word)
         row.done = word in row.stop or len(row.written) >= row.steps

@@ -110,8 +110,9 @@ def start(loaded, q: Question):
         return streams.queued(lambda say: compute(model, loaded.reader, q, step, say))
     sampling = q.way.sampling() if q.way.kind == SAMPLE else None
     heads = tuple(sorted(q.heads_off))
+    shared = c.asked.index(True) if True in c.asked else 0  # the template's system prompt: every question's
     return lambda say: batching.writer(("ask", q.choice, heads), model, model.heads_off(heads)).ask(
-        torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say)
+        torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say, shared)
 
 
 def waiting_text(ahead: int) -> str:

@@ -159,3 +159,17 @@ def test_a_row_keeps_its_own_keys_and_values_sized_for_its_prompt_and_most_words
 def test_a_model_without_rotary_positions_is_refused():
     with pytest.raises(ValueError, match="rotary"):
         Batch(GPT(GPTConfig(50, 32, 16, 1, 2)).eval())
+
+
+def test_a_beginning_many_prompts_share_is_read_once_and_changes_no_answer(model):
+    beginning = prompts(9, seed=10)[0]  # a chat template's system prompt, say
+    ps = [torch.cat([beginning, rest]) for rest in prompts(4, 7, 1, seed=11)]
+    batch, said = Batch(model), [[], [], []]
+    with torch.inference_mode():
+        rows = [batch.join(p, 15, on_word=s.append, shared=9) for p, s in zip(ps, said)]
+        while batch.rows:
+            batch.step()
+    assert list(batch._prefixes) == [tuple(beginning.tolist())]  # read once, kept for the next
+    for row, words, p in zip(rows, said, ps):
+        got = check_same(model, row, words, p, 15)
+        assert torch.isfinite(got.attentions).all() and float(got.attentions[:, :, 9:, 9:].triu(1).abs().max()) == 0
