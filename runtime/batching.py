@@ -20,7 +20,7 @@ from concurrent.futures import CancelledError, Future
 
 from torch import Tensor
 
-from model.causal.batch import Batch, Row, Written
+from model.causal.batch import Batch, Joining, Row, Written
 from model.sampling import Sampling
 from runtime.memory import budget
 from runtime.model_thread import QUEUE
@@ -142,8 +142,8 @@ class Writer:
             self._end(asked, leave=True)
 
     def _join(self) -> bool:
-        """Read the prompts of the questions that may start now; whether any did."""
-        b, started = self.batch, False
+        """Read the prompts of the questions that may start now (JOINS at most, together); whether any did."""
+        b, joining = self.batch, []
         for _ in range(JOINS):
             with self._lock:
                 if not self._waiting or len(self._flight) >= self.limit:
@@ -159,18 +159,27 @@ class Writer:
                         self._flight.remove(asked)
                         self._waiting.appendleft(asked)
                     break
-                asked.reserved = need
-                if not asked.future.set_running_or_notify_cancel():
-                    self._end(asked)
-                    continue
-                asked.row = b.join(asked.prompt, asked.steps, asked.sampling, asked.stop, asked.say, asked.shared)
-            except Exception as e:  # noqa: BLE001 - its page says it (the budget's message, a model error)
-                self._end(asked, error=e, leave=True)
+            except Exception as e:  # noqa: BLE001 - its page says it (the budget's message)
+                self._end(asked, error=e)
                 continue
-            started = True
-            if asked.row.done:
+            asked.reserved = need
+            if asked.future.set_running_or_notify_cancel():
+                joining.append(asked)
+            else:
+                self._end(asked)
+        if not joining:
+            return False
+        try:
+            rows = b.join_all([Joining(a.prompt, a.steps, a.sampling, a.stop, a.say, a.shared) for a in joining])
+        except Exception as e:  # noqa: BLE001 - said to each of them (a model error)
+            for asked in joining:
+                self._end(asked, error=e)
+            return True
+        for asked, row in zip(joining, rows):
+            asked.row = row
+            if row.done:
                 self._finish(asked)
-        return started
+        return True
 
     def _finish(self, asked: Asked) -> None:
         try:

@@ -55,6 +55,18 @@ class _Read:
     last: Tensor  # (1, E) the last layer's output at the last word
 
 
+@dataclass(frozen=True)
+class Joining:
+    """A prompt to join a batch (Batch.join's arguments)."""
+
+    prompt: Tensor
+    steps: int
+    sampling: Sampling | None = None
+    stop: Collection[int] = ()
+    on_word: Callable[[int], None] | None = None
+    shared: int = 0
+
+
 @dataclass(eq=False)
 class Row:
     """One answer being written: its own keys and values (capacity: its prompt and its most words), its words so
@@ -116,28 +128,48 @@ class Batch:
 
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
              on_word: Callable[[int], None] | None = None, shared: int = 0) -> Row:
-        """Read the prompt (P,) alone and write its first word (said to on_word); the row then takes part in every
-        step until it has written `steps` words (fewer if the context runs out, or after a word of `stop`, which
-        is written). A row done at once is not kept. shared: the prompt's first words are a beginning many prompts
+        """Read the prompt (P,) and write its first word (said to on_word); the row then takes part in every step
+        until it has written `steps` words (fewer if the context runs out, or after a word of `stop`, which is
+        written). A row done at once is not kept. shared: the prompt's first words are a beginning many prompts
         share (a chat template's system prompt): read once, kept (PREFIXES of them), and only the rest read after it
         (the same words: the beginning's keys are what the whole prompt's pass makes of them)."""
-        if prompt.numel() == 0:
+        return self.join_all([Joining(prompt, steps, sampling, stop, on_word, shared)])[0]
+
+    def join_all(self, joining: "list[Joining]") -> list[Row]:
+        """join each, their prompts read together: those with the same beginning in one pass, each row's rest
+        padded on the right (its padding blocked), so that the weights are read once for all of them."""
+        rows = [self._row(j) for j in joining]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, j in enumerate(joining):
+            shared = j.shared if 0 < j.shared < j.prompt.numel() else 0
+            groups.setdefault(tuple(j.prompt[:shared].tolist()), []).append(i)
+        for beginning, members in groups.items():
+            begun = self._beginning(torch.tensor(beginning, dtype=torch.long)) if beginning else None
+            n = len(beginning)
+            for i, read in zip(members, self._read([joining[i].prompt[n:] for i in members], begun)):
+                self._start(rows[i], begun, read)
+        return rows
+
+    def _row(self, j: "Joining") -> Row:
+        if j.prompt.numel() == 0:
             raise ValueError("a generation starts from at least one word")
-        P = prompt.numel()
-        steps = max(0, min(steps, self.model.max_positions - P))
+        P = j.prompt.numel()
+        steps = max(0, min(j.steps, self.model.max_positions - P))
         shape = (self.layers, P + steps, self.kv_heads, self.head_dim)
-        row = Row(prompt, steps, sampling, frozenset(stop), on_word, torch.empty(shape), torch.empty(shape),
-                  generator=None if sampling is None else torch.Generator().manual_seed(sampling.seed))
-        if 0 < shared < P:
-            begun = self._beginning(prompt[:shared])
-            read = self._read(prompt[shared:], begun)
+        return Row(j.prompt, steps, j.sampling, frozenset(j.stop), j.on_word, torch.empty(shape), torch.empty(shape),
+                   generator=None if j.sampling is None else torch.Generator().manual_seed(j.sampling.seed))
+
+    def _start(self, row: Row, begun: "_Read | None", read: "_Read") -> None:
+        """The row's prompt read (its beginning, then the rest): kept, its first word chosen."""
+        P = row.prompt.numel()
+        if begun is None:
+            keys, values, maps, hidden = read.keys, read.values, read.maps, read.hidden
+        else:
+            n = begun.keys.size(1)
             maps = read.maps.new_zeros(read.maps.size(0), read.maps.size(1), P, P)
-            maps[:, :, :shared, :shared], maps[:, :, shared:] = begun.maps, read.maps
+            maps[:, :, :n, :n], maps[:, :, n:] = begun.maps, read.maps
             keys, values = torch.cat([begun.keys, read.keys], 1), torch.cat([begun.values, read.values], 1)
             hidden = torch.cat([begun.hidden, read.hidden], 1)
-        else:
-            read = self._read(prompt)
-            keys, values, maps, hidden = read.keys, read.values, read.maps, read.hidden
         row.keys[:, :P], row.values[:, :P] = keys, values
         row.length = P
         row._maps.append(maps)
@@ -145,34 +177,43 @@ class Batch:
         self._choose(row, self.model.lm_logits(self.model.final_norm(read.last)))
         if not row.done:
             self.rows.append(row)
-        return row
 
     def _beginning(self, ids: Tensor) -> "_Read":
         key = tuple(ids.tolist())
-        found = self._prefixes.pop(key, None) or self._read(ids)
+        found = self._prefixes.pop(key, None) or self._read([ids])[0]
         self._prefixes[key] = found  # the most recent last
         while len(self._prefixes) > PREFIXES:
             del self._prefixes[next(iter(self._prefixes))]
         return found
 
-    def _read(self, ids: Tensor, after: "_Read | None" = None) -> "_Read":
-        """One pass over ids (n,) (after the words `after` read, as their cache): each layer's keys and values
-        (layers, n, kv, d), maps (layers, nh, n, past + n) and outputs (layers, n, E), and the last output (1, E)."""
-        model, n = self.model, ids.numel()
-        past = 0 if after is None else after.keys.size(1)
-        x, _ = model.embed(ids[None], past=past)
-        mask = model.causal_attention_mask(n, dtype=x.dtype, past=past)
+    def _read(self, texts: list[Tensor], after: "_Read | None" = None) -> "list[_Read]":
+        """One pass over texts (each (n,), after the words `after` read, as their cache), padded on the right: each
+        text's keys and values (layers, n, kv, d), maps (layers, nh, n, past + n), outputs (layers, n, E), and the
+        last output (1, E)."""
+        model, B = self.model, len(texts)
+        lengths = [t.numel() for t in texts]
+        L, past = max(lengths), 0 if after is None else after.keys.size(1)
+        ids = torch.zeros(B, L, dtype=torch.long)
+        for b, t in enumerate(texts):
+            ids[b, :t.numel()] = t
+        x, _ = model.embed(ids, past=past)
+        present = None  # one text, or texts of one length: nothing padded
+        if min(lengths) < L:
+            present = (torch.arange(past + L)[None, :] < (past + torch.tensor(lengths))[:, None]).long()
+        mask = model.causal_attention_mask(L, present, dtype=x.dtype, past=past)
         keys, values, maps, hidden = [], [], [], []
         for i, block in enumerate(model.blocks):
-            cache = None if after is None else KeyValues(after.keys[i, None].transpose(1, 2),
-                                                         after.values[i, None].transpose(1, 2))
+            cache = None if after is None else KeyValues(*(t[i, None].transpose(1, 2).expand(B, -1, -1, -1)
+                                                           for t in (after.keys, after.values)))
             out = block.run(x, mask=mask, past=cache, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             x = out.x
-            keys.append(out.kv.k[0, :, past:].transpose(0, 1))
-            values.append(out.kv.v[0, :, past:].transpose(0, 1))
-            maps.append(out.attention[0])
-            hidden.append(x[0])
-        return _Read(torch.stack(keys), torch.stack(values), torch.stack(maps), torch.stack(hidden), x[:, -1])
+            keys.append(out.kv.k[:, :, past:].transpose(1, 2))  # (B, L, kv, d)
+            values.append(out.kv.v[:, :, past:].transpose(1, 2))
+            maps.append(out.attention)  # (B, nh, L, past + L)
+            hidden.append(x)  # (B, L, E)
+        keys, values, maps, hidden = (torch.stack(t, 1) for t in (keys, values, maps, hidden))  # batch first
+        return [_Read(keys[b, :, :n], values[b, :, :n], maps[b, :, :, :n, :past + n], hidden[b, :, :n],
+                      hidden[b, -1, n - 1:n]) for b, n in enumerate(lengths)]
 
     def step(self) -> list[Row]:
         """One word of every row in flight, read at once; the rows done by it (they leave the batch)."""

@@ -5,7 +5,7 @@ equal to the alone writing's within float32 rounding; alone in the batch, bit fo
 import pytest
 import torch
 
-from model.causal.batch import TOP, Batch
+from model.causal.batch import TOP, Batch, Joining
 from model.causal.decoding import choices, generate
 from model.causal.logit_lens import layer_outputs
 from model.gpt import GPT, GPTConfig
@@ -173,3 +173,26 @@ def test_a_beginning_many_prompts_share_is_read_once_and_changes_no_answer(model
     for row, words, p in zip(rows, said, ps):
         got = check_same(model, row, words, p, 15)
         assert torch.isfinite(got.attentions).all() and float(got.attentions[:, :, 9:, 9:].triu(1).abs().max()) == 0
+
+
+def test_prompts_joining_together_are_read_in_one_pass_and_answer_as_alone(model):
+    first, second = prompts(9, 5, seed=12)
+    rests = prompts(4, 11, 1, 6, seed=13)
+    ps = [torch.cat([first, rests[0]]), torch.cat([first, rests[1]]), torch.cat([second, rests[2]]), rests[3]]
+    shared = [9, 9, 5, 0]  # two share a beginning, one has its own, one none: three passes
+    batch, said = Batch(model), [[] for _ in ps]
+    reads = []
+    original = batch._read
+
+    def counted(texts, after=None):
+        reads.append(len(texts))
+        return original(texts, after)
+
+    batch._read = counted
+    with torch.inference_mode():
+        rows = batch.join_all([Joining(p, 12, None, (), s.append, n) for p, s, n in zip(ps, said, shared)])
+        while batch.rows:
+            batch.step()
+    assert sorted(reads) == [1, 1, 1, 1, 2]  # two beginnings read alone; the rests in three passes, two together
+    for row, words, p in zip(rows, said, ps):
+        check_same(model, row, words, p, 12)
