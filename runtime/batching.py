@@ -27,7 +27,7 @@ from runtime.model_thread import QUEUE
 
 # Answers in flight per model. A step's time grows with the rows it reads (SmolLM2-135M, 2 cores: ~0.10 s at 8,
 # ~0.2-0.3 s at 40; bench/class_asks.py), so 40 answers of 48 words take ~15 s together where one after another the
-# last waits ~2 minutes. Memory bounds it too: each answer's room is promised in the budget (17 MB for 48 words after
+# last waits ~2 minutes. Memory bounds it too: each answer's room is promised in the budget (15 MB for 48 words after
 # a 36-token question), so with the default budget and SmolLM2 in it about 20 are in flight and the rest wait.
 LIMIT = 40
 JOINS = 4  # prompts read per tick at most: the answers in flight wait for at most this many before their next word
@@ -53,18 +53,23 @@ class Asked:
         self.writer.cancel(self)
 
     def need(self, token_bytes: int, layers: int, heads: int, width: int) -> int:
-        """Bytes promised while it is written: its keys and values, and what its page reads (each layer's maps and
-        outputs at every word), assembled once at its end."""
+        """Bytes promised while it is written: its keys and values, and what its page reads (each layer's maps over
+        every word, and its outputs at each step's word), assembled once at its end."""
         T = self.prompt.numel() + self.steps
-        return T * token_bytes + 4 * layers * T * (heads * T + width)
+        return T * token_bytes + 4 * layers * (heads * T * T + self.steps * width)
 
 
 class Writer:
     """The answers of one model (with the same heads off) in flight and waiting. Thread-safe: sessions submit and
     cancel; its ticks run on the model threads, one at a time."""
 
-    def __init__(self, model, off=None, limit: int = LIMIT, on_idle: Callable[["Writer"], None] | None = None):
+    def __init__(self, model, off=None, limit: int = LIMIT, on_idle: Callable[["Writer"], None] | None = None,
+                 spare: tuple = ()):
+        """spare: the budget's keys its room must never be made by dropping (the model's own: dropped from the
+        budget while it writes, it would be loaded again beside itself)."""
         self.batch = Batch(model, off)
+        self.spare = spare
+        self._kept = False  # the spare keys kept in the budget while it has work
         self.limit = limit
         self._lock = threading.Lock()
         self._waiting: deque[Asked] = deque()
@@ -116,6 +121,10 @@ class Writer:
             QUEUE.submit(self._tick, ())
 
     def _tick(self) -> None:
+        if not self._kept:
+            self._kept = True
+            for key in self.spare:
+                budget().keep(key)
         try:
             self._leave_cancelled()
             started = self._join()
@@ -130,6 +139,10 @@ class Writer:
             self._ticking = False
             more = bool(self._waiting or self._flight)
             stalled = more and not started and not self._flight
+            if not more and self._kept:  # under the lock: a question asked now starts a tick that keeps them again
+                self._kept = False
+                for key in self.spare:
+                    budget().unkeep(key)
         if more:
             if stalled:
                 time.sleep(IDLE)  # only the budget's room held it back: let other work end first
@@ -155,7 +168,7 @@ class Writer:
                 self._flight.append(asked)
             need = asked.need(b.token_bytes(), b.layers, b.model.config.n_head, b.model.config.hidden_size)
             try:
-                if not budget().try_reserve(need):
+                if not budget().try_reserve(need, self.spare):
                     with self._lock:  # back to the front of the line, until the room is free
                         self._flight.remove(asked)
                         self._waiting.appendleft(asked)
@@ -216,12 +229,13 @@ _writers: dict = {}
 _writers_lock = threading.Lock()
 
 
-def writer(key, model, off=None) -> Writer:
-    """The Writer of key (a model and its heads off), made when first asked; forgotten when it has nothing to do."""
+def writer(key, model, off=None, spare: tuple = ()) -> Writer:
+    """The Writer of key (a model and its heads off), made when first asked; forgotten when it has nothing to do.
+    spare: the model's key in the budget (Writer)."""
     with _writers_lock:
         found = _writers.get(key)
         if found is None or found.batch.model is not model:
-            found = _writers[key] = Writer(model, off, on_idle=lambda w: _idle(key, w))
+            found = _writers[key] = Writer(model, off, on_idle=lambda w: _idle(key, w), spare=spare)
         return found
 
 

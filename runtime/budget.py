@@ -77,6 +77,7 @@ class _Entry:
     kind: Kind
     pinned: bool
     holds: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
+    kept: int = 0  # work under way that needs it (keep / unkeep): pinned meanwhile
 
 
 @dataclasses.dataclass
@@ -172,24 +173,50 @@ class BoundedCache:
                 self.reserved -= need
                 self._room.notify_all()
 
-    def try_reserve(self, need: int) -> bool:
+    def try_reserve(self, need: int, spare=()) -> bool:
         """Promise `need` bytes to work that outlives a block (an answer being written, runtime.batching) if they
         fit now, evicting what it takes; False, promising nothing, if only other work's promises are in the way
-        (ask again later; nothing is evicted for it then); OverBudget if they can never fit. The caller gives them
-        back with release(need)."""
+        (ask again later; nothing is evicted for it then); OverBudget if they can never fit. `spare`: keys not to drop
+        for it (the model the work runs on). The caller gives them back with release(need)."""
         with self._room:
-            if need > self.max_bytes - self._pinned:
+            kept = self._kept(spare)
+            if need > self.max_bytes - kept:
                 raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
-                                       need=megabytes(need), most=megabytes(self.max_bytes - self._pinned)))
-            if self._pinned + self.reserved + need > self.max_bytes:
+                                       need=megabytes(need), most=megabytes(self.max_bytes - kept)))
+            if kept + self.reserved + need > self.max_bytes:
                 return False
-            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one():
+            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
                 pass
             if self.bytes + self.reserved + need > self.max_bytes:
                 return False
             self.reserved += need
         self._trim()
         return True
+
+    def keep(self, key) -> bool:
+        """Pin the entry of key while work that needs it is under way (a model while its answers are written: dropped
+        meanwhile, it would be loaded again beside itself), until as many unkeep(key); False if it is not here."""
+        with self._room:
+            entry = self._items.get(key)
+            if entry is None:
+                return False
+            if entry.pinned and not entry.kept:
+                return True  # pinned for good (the default model): nothing to undo
+            entry.kept += 1
+            if entry.kept == 1:
+                entry.pinned = True
+                self._pinned += entry.size
+            return True
+
+    def unkeep(self, key) -> None:
+        with self._room:
+            entry = self._items.get(key)
+            if entry is None or entry.kept <= 0:
+                return
+            entry.kept -= 1
+            if entry.kept == 0:
+                entry.pinned = False
+                self._pinned -= entry.size
 
     def release(self, need: int) -> None:
         """Give back what try_reserve promised."""
@@ -252,10 +279,14 @@ class BoundedCache:
         release_freed_memory()
 
     # ------------------------------------------------------------------ under the lock
+    def _kept(self, spare) -> int:
+        """Bytes that no eviction can free: the pinned entries, and the spared ones (each counted once)."""
+        return self._pinned + sum(self._items[k].size for k in spare if k in self._items and not self._items[k].pinned)
+
     def _reserve(self, need: int, spare=()) -> None:
         """Evict until `need` more bytes fit beside what is kept and promised; wait for work under way if only
         its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
-        kept = self._pinned + sum(self._items[k].size for k in spare if k in self._items)
+        kept = self._kept(spare)
         if need > self.max_bytes - kept:
             raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
                                    need=megabytes(need), most=megabytes(self.max_bytes - kept)))

@@ -41,7 +41,8 @@ class Written:
     final: Tensor  # (N, TOP) the probability each was drawn with (after the temperature and the cuts)
     tempered: Tensor  # (N, TOP) softmax(z / T) before any cut
     attentions: Tensor  # (layers, nh, T, T), T = P + N - 1: every word read; 0 above the diagonal
-    hidden: Tensor  # (layers, T, E) each block's output at every word read, before the final norm
+    hidden: Tensor  # (layers, N, E) each block's output at the word each step read (the prompt's last, then the
+    # words written but the last), before the final norm: what a step's logit lens reads
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Row:
     left: bool = False  # taken out before its end (Batch.leave)
     generator: torch.Generator | None = None
     _maps: list = field(default_factory=list)  # the prompt's (layers, nh, P, P), then each step's (layers, nh, n)
-    _hidden: list = field(default_factory=list)  # the prompt's (layers, P, E), then each step's (layers, 1, E)
+    _hidden: list = field(default_factory=list)  # the prompt's last word's (layers, 1, E), then each step's
     _choices: list = field(default_factory=list)  # per step: (candidates, final, tempered), each (1, TOP)
 
     @property
@@ -173,7 +174,7 @@ class Batch:
         row.keys[:, :P], row.values[:, :P] = keys, values
         row.length = P
         row._maps.append(maps)
-        row._hidden.append(hidden)
+        row._hidden.append(hidden[:, -1:].clone())  # the prompt's last word only: the first step's
         self._choose(row, self.model.lm_logits(self.model.final_norm(read.last)))
         if not row.done:
             self.rows.append(row)

@@ -114,4 +114,17 @@ def test_the_room_promised_counts_its_keys_values_and_maps(model):
     w = batching.Writer(model)
     asked = batching.Asked(w, prompt(10, 9), 20, None, (), lambda word: None)
     T = 30
-    assert asked.need(w.batch.token_bytes(), 3, 4, 32) == T * 2 * 3 * 2 * 8 * 4 + 4 * 3 * T * (4 * T + 32)
+    assert asked.need(w.batch.token_bytes(), 3, 4, 32) == T * 2 * 3 * 2 * 8 * 4 + 4 * 3 * (4 * T * T + 20 * 32)
+
+
+def test_the_model_is_kept_in_the_budget_while_its_answers_are_written(model, room):
+    room.put("the model", torch.zeros(1000), kind="model")
+    w = batching.Writer(model, spare=("the model",))
+    gate, said = threading.Event(), []
+    job = w.ask(prompt(6, 10), 10, None, (), lambda word: (said.append(word), gate.wait(10)))
+    until(lambda: said)
+    assert room._items["the model"].pinned  # a class's answers make room by dropping anything but their model
+    gate.set()
+    job.future.result(30)
+    until(lambda: w.idle)
+    assert "the model" in room and not room._items["the model"].pinned

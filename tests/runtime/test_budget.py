@@ -224,3 +224,32 @@ def test_room_promised_to_work_that_outlives_a_block_evicts_waits_or_refuses():
         cache.try_reserve(70 * MB)  # beside the pinned model it can never fit
     cache.release(30 * MB)
     assert cache.try_reserve(20 * MB) and cache.reserved == 35 * MB
+
+
+def test_room_promised_never_drops_the_model_the_work_runs_on():
+    cache = BoundedCache(max_bytes=100 * MB)
+    cache.put("model", array(70), kind="model")
+    cache.put("pass", array(20))
+    assert cache.try_reserve(10 * MB, spare=("model",)) and "pass" in cache  # it fits as it is
+    assert not cache.try_reserve(25 * MB, spare=("model",))  # only the pass could go: not enough, nothing dropped
+    assert "model" in cache and "pass" in cache
+    assert cache.try_reserve(15 * MB, spare=("model",)) and "model" in cache and "pass" not in cache
+    with pytest.raises(OverBudget):
+        cache.try_reserve(35 * MB, spare=("model",))  # beside the model it can never fit
+
+
+def test_an_entry_kept_for_work_under_way_is_not_dropped_until_the_work_ends():
+    cache = BoundedCache(max_bytes=100 * MB)
+    cache.put("model", array(50), kind="model")
+    assert cache.keep("model") and cache.keep("model") and not cache.keep("absent")
+    cache.put("pass", array(60))  # would push the model out, were it not kept
+    assert "model" in cache
+    cache.unkeep("model")
+    assert cache._items["model"].pinned  # kept twice: still kept
+    cache.unkeep("model")
+    cache.put("other", array(60))
+    assert "model" not in cache  # no longer kept: it goes as any entry
+    cache.put("default", array(10), kind="model", pinned=True)
+    cache.keep("default")
+    cache.unkeep("default")
+    assert cache._items["default"].pinned  # pinned for good stays pinned

@@ -19,7 +19,7 @@ from runtime import batching, streams
 from runtime.budget import Kind
 from runtime.memory import budget
 from runtime.model_thread import may_trace
-from runtime.models import Choice, compiling
+from runtime.models import Choice, compiling, model_key
 from views.ask.text import text_html
 from views.language_model.run import Writing, _frozen, as_writing, write
 from views.shell.errors import cached
@@ -54,7 +54,7 @@ class Answer:
     template: np.ndarray  # (P + N - 1,) bool: a token of the chat template (turn markers, roles, the system prompt)
     ended: bool  # the model ended its turn: its last word is the end-of-turn token (not in `text`)
     text: str  # the answer as text
-    hidden: np.ndarray  # (layers, P + N - 1, E) each block's output at every token read, before the final norm
+    hidden: np.ndarray  # (layers, N, E) each block's output at the token each step reads, before the final norm
 
     @property
     def steps(self) -> int:
@@ -75,7 +75,7 @@ def compute(model, reader, q: Question, step, say) -> Answer:
     c = q.conversation
     w = write(model, reader, c.ids, c.tokens, q.most, q.way, q.heads_off, step, {c.end_of_turn}, say)
     read = torch.tensor(read_ids(c, w), dtype=torch.long)
-    return as_answer(c, reader, w, layer_outputs(model, read, q.heads_off))  # (layers, T, E)
+    return as_answer(c, reader, w, layer_outputs(model, read, q.heads_off)[:, len(c.ids) - 1:])  # (layers, N, E)
 
 
 def as_answer(c: Conversation, reader, w: Writing, hidden) -> Answer:
@@ -111,8 +111,9 @@ def start(loaded, q: Question):
     sampling = q.way.sampling() if q.way.kind == SAMPLE else None
     heads = tuple(sorted(q.heads_off))
     shared = c.asked.index(True) if True in c.asked else 0  # the template's system prompt: every question's
-    return lambda say: batching.writer(("ask", q.choice, heads), model, model.heads_off(heads)).ask(
-        torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say, shared)
+    writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads), spare=(model_key(q.choice),))
+    return lambda say: writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say,
+                                  shared)
 
 
 def waiting_text(ahead: int) -> str:

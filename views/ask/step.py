@@ -49,7 +49,7 @@ def lens_at(asked: Asked, step: int):
     (answer, step). The 30 layers are read as one batch of rows (given to model.lens as 30 positions of one layer):
     the output matrix is then read once, 15 ms, not once a layer, 185 ms."""
     a = asked.answer
-    outputs = torch.from_numpy(np.array(a.hidden[None, :, a.row(step)]))  # (1, layers, E)
+    outputs = torch.from_numpy(np.array(a.hidden[None, :, step]))  # (1, layers, E)
     chosen = torch.tensor([a.writing.ids[step]]).expand(outputs.size(1))
 
     def compute():
