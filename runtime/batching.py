@@ -38,9 +38,10 @@ class Asked:
     """One question in a Writer's line, then in its batch: a runtime.streams Job."""
 
     def __init__(self, writer: "Writer", prompt: Tensor, steps: int, sampling: Sampling | None,
-                 stop: Collection[int], say: Callable[[int], None], shared: int = 0):
-        self.writer, self.prompt, self.steps, self.sampling, self.stop, self.say, self.shared = \
-            writer, prompt, steps, sampling, stop, say, shared
+                 stop: Collection[int], say: Callable[[int], None], shared: int = 0,
+                 done: Callable[[Written], object] | None = None):
+        self.writer, self.prompt, self.steps, self.sampling, self.stop, self.say, self.shared, self.done = \
+            writer, prompt, steps, sampling, stop, say, shared, done
         self.future: Future = Future()
         self.row: Row | None = None
         self.reserved = 0
@@ -79,10 +80,12 @@ class Writer:
         self.ticks = 0
 
     def ask(self, prompt: Tensor, steps: int, sampling: Sampling | None, stop: Collection[int],
-            say: Callable[[int], None], shared: int = 0) -> Asked:
+            say: Callable[[int], None], shared: int = 0, done: Callable[[Written], object] | None = None) -> Asked:
         """A question (its prompt's first `shared` words a beginning others share: model.causal.batch.Batch.join)
-        in the line; answered word by word to say(id)."""
-        asked = Asked(self, prompt, steps, sampling, stop, say, shared)
+        in the line; answered word by word to say(id). done(written), on the model thread as soon as it is written
+        (its room given back first): what its future gives instead (the page's answer, put in the budget there, so
+        that no finished answer waits outside the budget for its page to come and read it)."""
+        asked = Asked(self, prompt, steps, sampling, stop, say, shared, done)
         with self._lock:
             self._waiting.append(asked)
             self._start()
@@ -198,12 +201,21 @@ class Writer:
     def _finish(self, asked: Asked) -> None:
         try:
             result = asked.row.result()
-        except Exception as e:  # noqa: BLE001
+            asked.row = None  # its record freed before what is made of it
+            if asked.done is not None:
+                self._give_back(asked)
+                result = asked.done(result)
+        except Exception as e:  # noqa: BLE001 - its page says it
             self._end(asked, error=e)
             return
         self._end(asked, result=result)
 
-    def _end(self, asked: Asked, result: Written | None = None, error: BaseException | None = None,
+    def _give_back(self, asked: Asked) -> None:
+        if asked.reserved:
+            budget().release(asked.reserved)
+            asked.reserved = 0
+
+    def _end(self, asked: Asked, result: object = None, error: BaseException | None = None,
              leave: bool = False) -> None:
         """It leaves the flight (and the batch, if `leave`), its room given back, its future set."""
         with self._lock:
@@ -211,9 +223,7 @@ class Writer:
                 self._flight.remove(asked)
         if leave and asked.row is not None:
             self.batch.leave(asked.row)
-        if asked.reserved:
-            budget().release(asked.reserved)
-            asked.reserved = 0
+        self._give_back(asked)
         asked.row = None
         if asked.future.done():
             return

@@ -33,6 +33,14 @@ def cached(key, compute, kind: Kind = Kind.FORWARD):
     return budget().get_or_build(key, counted, kind, waiting=shared_wait)
 
 
+def computed(key, value, kind: Kind):
+    """Put what was computed elsewhere (an answer written in a batch, on a model thread) in the budget, counted as
+    cached() counts what it computes."""
+    budget().put(key, value, kind)
+    with _COMPUTED_LOCK:
+        COMPUTED[kind] += 1
+
+
 def shared_wait():
     """What a page says while it waits for what another session is computing (the same key): a class pressing the
     same button at once costs one computation, and each student knows why the page waits (st.spinner draws only

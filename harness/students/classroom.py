@@ -1,6 +1,7 @@
 """A class of students on one Streamlit server, all from this one process: each speaks Streamlit's own
 websocket protocol (protocol.py) and follows a session script, SCRIPTS: "slider" (student.py: the heatmap's sliders,
-a new sentence, all heads) or "tour" (tour.py: the guided tour, stop by stop, one student starting a live training);
+a new sentence, all heads), "tour" (tour.py: the guided tour, stop by stop, one student starting a live training) or
+"ask" (ask.py: a class asking the LLM at once, one student on the heatmap meanwhile);
 the server's CPU and memory are read from /proc (meter.py) and reported beside each step's latency (report.py).
 bench/load.py and bench/tour_load.py are its command lines; tests/load runs short classes through run_load."""
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from harness.proxy import Proxy
 from harness.servers import spawn
+from harness.students.ask import class_member
 from harness.students.meter import Meter, active_sessions
 from harness.students.protocol import Session
 from harness.students.report import Report
@@ -24,7 +26,7 @@ from harness.students.tour import tour_student
 ROOT = Path(__file__).resolve().parents[2]
 
 APPS = {"app": ROOT / "app.py", "floor": ROOT / "bench" / "floor" / "app.py"}
-SCRIPTS = {"slider": student, "tour": tour_student}
+SCRIPTS = {"slider": student, "tour": tour_student, "ask": class_member}
 # s between the lone student's steps: back to back, each step would wait for the client's delayed ACK (~40 ms: the
 # server sets no TCP_NODELAY, bench/results/load.md)
 SOLO_PAUSE = 0.2
@@ -44,12 +46,14 @@ def run_sync(make_coroutine):
 
 async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float], burst: bool, seed: int,
                timeout: float, pids: Sequence[int], warmup: int, settle: float | None, target: str,
-               query: str, script: str, live: str | None, live_student: int, solo: bool) -> Report:
+               query: str, script: str, live: str | None, live_student: int, solo: bool, watch: float) -> Report:
     settings = {"url": url, "ramp": ramp, "think": list(think), "burst": burst, "seed": seed, "timeout": timeout,
                 "tokens": TOKENS, "warmup": warmup, "pids": list(pids), "query": query, "script": script,
                 "live": live, "live_student": live_student if live else None}
 
     def options(i: int) -> dict:  # what the script takes beyond the class's settings
+        if script == "ask":
+            return {"watch": watch}
         return {"query": query} if script == "slider" else {"live": live if i == live_student else None}
 
     warm = [await SCRIPTS[script](-1 - i, url, random.Random(f"warmup-{seed}-{i}"), 0, think, True, timeout,
@@ -112,7 +116,8 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
 def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float, float] = (0.0, 6.0),
              burst: bool = False, seed: int = 0, timeout: float = 60.0, pids: Sequence[int] = (), warmup: int = 1,
              settle: float | None = SESSION_TTL + 1, target: str | None = None, query: str = "",
-             script: str = "slider", live: str | None = None, live_student: int = 0, solo: bool = False) -> Report:
+             script: str = "slider", live: str | None = None, live_student: int = 0, solo: bool = False,
+             watch: float = 30.0) -> Report:
     """Drive `sessions` students against the Streamlit server at `url`; measure `pids` (CPU, RSS) if given.
 
     warmup: sessions run first (default sentence, no think time) so that imports and the model load are paid
@@ -121,9 +126,10 @@ def run_load(url: str, sessions: int = 8, ramp: float = 10.0, think: tuple[float
     query: more URL parameters every session opens with (e.g. another model: "model=random&d_model=768");
     script: a key of SCRIPTS, what each student does; live (the tour): the page ("translate" or "language-model") on
     which student `live_student` starts a live training, None: nobody does; solo: after the warm-up, one student
-    alone first (not counted), each step's wall time and server CPU recorded (Report.solo; needs pids)."""
+    alone first (not counted), each step's wall time and server CPU recorded (Report.solo; needs pids); watch (the
+    "ask" script): seconds its student 0 moves the heatmap's sliders."""
     return run_sync(lambda: _run(url, sessions, ramp, tuple(think), burst, seed, timeout, pids, warmup, settle,
-                                 target or url, query, script, live, live_student, solo))
+                                 target or url, query, script, live, live_student, solo, watch))
 
 
 def run_spawned(app: str, replicas: int, env: dict[str, str], **load) -> Report:

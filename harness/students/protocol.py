@@ -58,6 +58,10 @@ class Session:
         self.page_path = ""
         self.links: list[Link] = []  # the page links on the page now
         self.auto_reruns: dict[str, float] = {}  # fragment id -> s: the browser's run_every timers
+        # name -> test of an st.html element's body: when one first matches in a step, the step's marks[name] is the
+        # time since the step began (the Ask page's first streamed word)
+        self.watch: dict = {}
+        self._step_start = 0.0
 
     async def connect(self, path: str = "", query: str = "") -> float:
         """What the browser does before the websocket: the page, health, host-config; then the socket."""
@@ -181,7 +185,7 @@ class Session:
         add_widget_states(state, widgets.values())
         result = StepResult()
         seen: dict[str, Widget] = {}
-        start = time.perf_counter()
+        start = self._step_start = time.perf_counter()
         try:
             await self.ws.send(back.SerializeToString())
             async with asyncio.timeout(self.timeout):
@@ -274,6 +278,10 @@ class Session:
             result.alerts.append((element.alert.Format.Name(element.alert.format), element.alert.body))
         elif kind == "metric":
             result.metrics[element.metric.label] = element.metric.body
+        elif kind == "html":
+            for name, matches in self.watch.items():
+                if name not in result.marks and matches(element.html.body):
+                    result.marks[name] = time.perf_counter() - self._step_start
         elif kind == "page_link" and not element.page_link.external:
             link = element.page_link
             result.links.append(Link(link.label, link.page_script_hash, link.query_string, msg.delta.fragment_id))

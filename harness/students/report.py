@@ -99,7 +99,8 @@ class Report:
             frag = "" if "fragment_runs" not in r else str(r["fragment_runs"])
             msgs = "" if "mean_messages" not in r else f"{r['mean_messages']:.0f}"
             solo = alone.get(kind, [])
-            solo = (f"{percentile([s.ms for s in solo], 50):>9.0f} {percentile([s.cpu_ms for s in solo], 50):>15.0f}  "
+            cpu = [s.cpu_ms for s in solo if s.cpu_ms is not None]  # none for a mark within a step (its first word)
+            solo = (f"{percentile([s.ms for s in solo], 50):>9.0f} {percentile(cpu, 50) if cpu else math.nan:>15.0f}  "
                     if solo else " " * 27 if self.solo else "")
             lines.append(f"{kind:<{width}} {r['n']:>4} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
                          f"{kb:>8} {msgs:>5}  {solo}{frag}")

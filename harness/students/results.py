@@ -26,6 +26,7 @@ class StepResult:
     alerts: list[tuple[str, str]] = field(default_factory=list)  # (INFO / SUCCESS / WARNING, body) of other alerts
     metrics: dict[str, str] = field(default_factory=dict)  # st.metric's label -> its value as shown
     links: list[Link] = field(default_factory=list)  # st.page_link elements drawn
+    marks: dict[str, float] = field(default_factory=dict)  # s from the step's start to the first HTML a watch matched
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ from locales import _, ngettext
 from model.causal.batch import Written
 from model.causal.chat import Conversation
 from model.causal.logit_lens import layer_outputs
-from runtime import batching, streams
+from runtime import batching, memory, streams
 from runtime.budget import Kind
-from runtime.memory import budget
 from runtime.model_thread import may_trace
 from runtime.models import Choice, compiling, model_key
 from views.ask.text import text_html
@@ -112,8 +111,14 @@ def start(loaded, q: Question):
     heads = tuple(sorted(q.heads_off))
     shared = c.asked.index(True) if True in c.asked else 0  # the template's system prompt: every question's
     writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads), spare=(model_key(q.choice),))
+
+    def done(written: Written) -> Answer:  # on the model thread: into the budget at once, for every session
+        finished = from_batch(loaded.reader, c, written)
+        memory.computed(q.key, finished, Kind.WRITING)
+        return finished
+
     return lambda say: writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say,
-                                  shared)
+                                  shared, done)
 
 
 def waiting_text(ahead: int) -> str:
@@ -128,7 +133,7 @@ def answer(loaded, q: Question, box=None) -> Answer:
     """The answer to q: from the budget if it was written before; else written now, word by word into `box` (an
     st.empty) as it comes, while any other session asking the same follows the same writing. A session that stops
     following it (its page rerun, reloaded or closed) says so: the last one to leave frees its place at once."""
-    found = budget().get(q.key, count_miss=False)
+    found = memory.budget().get(q.key, count_miss=False)
     if found is not None:
         return found
     try:
@@ -157,9 +162,6 @@ def answer(loaded, q: Question, box=None) -> Answer:
         streams.leave(q.key, stream)
     box.empty()
     try:
-        if batched(loaded.model):
-            return cached(q.key, lambda: from_batch(loaded.reader, q.conversation, stream.future.result()),
-                          _("The language model"), kind=Kind.WRITING)
         return cached(q.key, stream.future.result, _("The language model"), kind=Kind.WRITING)
     finally:
         streams.forget(q.key, stream)
