@@ -18,13 +18,12 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 
-import numpy as np
-import torch
-
 from locales import N_
 from model.messages import Later
 from runtime.budget_kinds import KIND_ENTRIES, Kind
 from runtime.heap import release_freed_memory
+from runtime.promises import Promises
+from runtime.sizes import megabytes, nbytes  # noqa: F401 - nbytes: what callers measure values with
 
 MAX_ENTRIES = int(os.environ.get("ATTNVIZ_CACHE_ENTRIES", "32"))
 MAX_BYTES = int(float(os.environ.get("ATTNVIZ_CACHE_MB", "1024")) * 2**20)
@@ -33,32 +32,6 @@ TRIM_AFTER = 32 * 2**20  # bytes dropped before the heap is trimmed (malloc_trim
 
 class OverBudget(Exception):
     """What was asked would not fit in the server's memory budget, even alone; the message says so plainly."""
-
-
-def nbytes(value, _seen=None) -> int:
-    """Memory held by the tensors and arrays inside dataclasses / tuples / dicts (shared storage counted once)."""
-    seen = set() if _seen is None else _seen
-    if isinstance(value, torch.Tensor):
-        storage = value.untyped_storage()
-        if storage.data_ptr() in seen:
-            return 0
-        seen.add(storage.data_ptr())
-        return storage.nbytes()
-    if isinstance(value, np.ndarray):
-        return 0 if id(value) in seen or seen.add(id(value)) else value.nbytes
-    if isinstance(value, (bytes, bytearray)):
-        return len(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
-    if isinstance(value, (tuple, list)):
-        return sum(nbytes(v, seen) for v in value)
-    if isinstance(value, dict):
-        return sum(nbytes(v, seen) for v in value.values())
-    return 0
-
-
-def megabytes(size: int) -> str:
-    return f"{size / 2**20:,.0f} MB"
 
 
 class Hold:
@@ -89,7 +62,7 @@ class _Build:
     error: BaseException | None = None
 
 
-class BoundedCache:
+class BoundedCache(Promises):
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
                  kind_entries: dict[Kind, int] = KIND_ENTRIES):
         self.max_entries, self.max_bytes = max_entries, max_bytes
@@ -173,57 +146,6 @@ class BoundedCache:
                 self.reserved -= need
                 self._room.notify_all()
 
-    def try_reserve(self, need: int, spare=()) -> bool:
-        """Promise `need` bytes to work that outlives a block (an answer being written, runtime.batching) if they
-        fit now, evicting what it takes; False, promising nothing, if only other work's promises are in the way
-        (ask again later; nothing is evicted for it then); OverBudget if they can never fit. `spare`: keys not to drop
-        for it (the model the work runs on). The caller gives them back with release(need)."""
-        with self._room:
-            kept = self._kept(spare)
-            if need > self.max_bytes - kept:
-                raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
-                                       need=megabytes(need), most=megabytes(self.max_bytes - kept)))
-            if kept + self.reserved + need > self.max_bytes:
-                return False
-            while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
-                pass
-            if self.bytes + self.reserved + need > self.max_bytes:
-                return False
-            self.reserved += need
-        self._trim()
-        return True
-
-    def keep(self, key) -> bool:
-        """Pin the entry of key while work that needs it is under way (a model while its answers are written: dropped
-        meanwhile, it would be loaded again beside itself), until as many unkeep(key); False if it is not here."""
-        with self._room:
-            entry = self._items.get(key)
-            if entry is None:
-                return False
-            if entry.pinned and not entry.kept:
-                return True  # pinned for good (the default model): nothing to undo
-            entry.kept += 1
-            if entry.kept == 1:
-                entry.pinned = True
-                self._pinned += entry.size
-            return True
-
-    def unkeep(self, key) -> None:
-        with self._room:
-            entry = self._items.get(key)
-            if entry is None or entry.kept <= 0:
-                return
-            entry.kept -= 1
-            if entry.kept == 0:
-                entry.pinned = False
-                self._pinned -= entry.size
-
-    def release(self, need: int) -> None:
-        """Give back what try_reserve promised."""
-        with self._room:
-            self.reserved -= need
-            self._room.notify_all()
-
     def put(self, key, value, kind: Kind = Kind.FORWARD, pinned: bool = False) -> None:
         size = nbytes(value)
         with self._room:
@@ -279,6 +201,12 @@ class BoundedCache:
         release_freed_memory()
 
     # ------------------------------------------------------------------ under the lock
+    def _fits_alone(self, need: int, kept: int) -> None:
+        """OverBudget if `need` bytes could never fit beside `kept` (the pinned and spared)."""
+        if need > self.max_bytes - kept:
+            raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
+                                   need=megabytes(need), most=megabytes(self.max_bytes - kept)))
+
     def _kept(self, spare) -> int:
         """Bytes that no eviction can free: the pinned entries, and the spared ones (each counted once)."""
         return self._pinned + sum(self._items[k].size for k in spare if k in self._items and not self._items[k].pinned)
@@ -287,9 +215,7 @@ class BoundedCache:
         """Evict until `need` more bytes fit beside what is kept and promised; wait for work under way if only
         its promises are in the way; OverBudget if it cannot fit even alone (beside the pinned and spared)."""
         kept = self._kept(spare)
-        if need > self.max_bytes - kept:
-            raise OverBudget(Later(N_("it needs about {need} and this server keeps at most {most} for it"),
-                                   need=megabytes(need), most=megabytes(self.max_bytes - kept)))
+        self._fits_alone(need, kept)
         while True:
             while self.bytes + self.reserved + need > self.max_bytes and self._evict_one(spare=spare):
                 pass

@@ -58,9 +58,7 @@ class Session:
         self.page_path = ""
         self.links: list[Link] = []  # the page links on the page now
         self.auto_reruns: dict[str, float] = {}  # fragment id -> s: the browser's run_every timers
-        # name -> test of an st.html element's body: when one first matches in a step, the step's marks[name] is the
-        # time since the step began (the Ask page's first streamed word)
-        self.watch: dict = {}
+        self.watch: dict = {}  # name -> test of an st.html body: a step's marks[name], s to the first that matches
         self._step_start = 0.0
 
     async def connect(self, path: str = "", query: str = "") -> float:
@@ -161,10 +159,7 @@ class Session:
 
     def find(self, key: str) -> Widget | None:
         """The widget whose user key is `key` (Streamlit's ids end with it: $$ID-<hash>-<key>)."""
-        for widget in self.widgets.values():
-            if widget.id.endswith("-" + key):
-                return widget
-        return None
+        return next((widget for widget in self.widgets.values() if widget.id.endswith("-" + key)), None)
 
     # -- the protocol
 
@@ -172,11 +167,8 @@ class Session:
                      fragment_id: str = "", auto: bool = False) -> StepResult:
         back = BackMsg()
         state = back.rerun_script
-        state.query_string = self.query_string
-        state.page_script_hash = page_hash
-        state.page_name = page_name
-        state.fragment_id = fragment_id
-        state.is_auto_rerun = auto
+        state.query_string, state.page_script_hash, state.page_name = self.query_string, page_hash, page_name
+        state.fragment_id, state.is_auto_rerun = fragment_id, auto
         state.cached_message_hashes.extend(self.cache)
         info = state.context_info
         info.timezone, info.timezone_offset, info.locale = "UTC", 0, "en-US"
