@@ -110,15 +110,18 @@ def start(loaded, q: Question):
     sampling = q.way.sampling() if q.way.kind == SAMPLE else None
     heads = tuple(sorted(q.heads_off))
     shared = c.asked.index(True) if True in c.asked else 0  # the template's system prompt: every question's
-    writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads), spare=(model_key(q.choice),))
 
     def done(written: Written) -> Answer:  # on the model thread: into the budget at once, for every session
         finished = from_batch(loaded.reader, c, written)
         memory.computed(q.key, finished, Kind.WRITING)
         return finished
 
-    return lambda say: writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say,
-                                  shared, done)
+    def ask(say):  # only when the stream starts: a session following another's answer makes no writer
+        writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads),
+                                 spare=(model_key(q.choice),))
+        return writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say, shared, done)
+
+    return ask
 
 
 def waiting_text(ahead: int) -> str:
