@@ -89,11 +89,11 @@ _streams: dict = {}
 _lock = threading.Lock()
 
 
-def stream(key, compute: Callable[[Callable[[object], None]], object] | None = None,
-           start: Callable[[Callable], Job] | None = None) -> Stream:
+def stream(key, start: Callable[[Callable], Job]) -> Stream:
     """The stream of key, followed by one more session (which calls leave when it stops following): started once
-    (compute(say) on a model thread, or start(say) -> its Job), shared by every session asking for key until it is
-    forgotten; BusyError when MOST_STREAMS are already under way."""
+    (start(say) -> its Job: `queued(compute)` for a computation of its own, a runtime.batching Writer's ask for an
+    answer), shared by every session asking for key until it is forgotten; BusyError when MOST_STREAMS are already
+    under way."""
     with _lock:
         now = time.monotonic()
         for old, s in list(_streams.items()):
@@ -103,7 +103,7 @@ def stream(key, compute: Callable[[Callable[[object], None]], object] | None = N
         if found is None or found.future.cancelled() or (found.done and found.future.exception() is not None):
             if len(_streams) >= MOST_STREAMS:
                 raise BusyError
-            _streams[key] = found = Stream(start or queued(compute))
+            _streams[key] = found = Stream(start)
         found.followers += 1
         return found
 

@@ -33,7 +33,7 @@ def until(condition, timeout: float = 5.0) -> None:
 
 def test_the_words_are_seen_while_they_are_written():
     gate = threading.Event()
-    s = streams.stream("k", waiting_for(gate))
+    s = streams.stream("k", streams.queued(waiting_for(gate)))
     seen = []
     for n in (1, 2, 3):
         until(lambda n=n: len(s.so_far()) == n)
@@ -50,7 +50,7 @@ def test_everyone_asking_the_same_follows_one_writing():
         calls.append(1)
         return waiting_for(gate, ("a",))(say)
 
-    got = [streams.stream("same", compute) for _ in range(40)]
+    got = [streams.stream("same", streams.queued(compute)) for _ in range(40)]
     assert all(s is got[0] for s in got) and streams.under_way() == 1
     gate.set()
     assert got[0].future.result(5) == "a" and calls == [1]
@@ -62,38 +62,39 @@ def test_a_failed_writing_is_started_again():
     def fails(say):
         raise RuntimeError("out of luck")
 
-    first = streams.stream("f", fails)
+    first = streams.stream("f", streams.queued(fails))
     with pytest.raises(RuntimeError):
         first.future.result(5)
-    again = streams.stream("f", lambda say: "fine")
+    again = streams.stream("f", streams.queued(lambda say: "fine"))
     assert again is not first and again.future.result(5) == "fine"
 
 
 def test_the_writings_under_way_are_bounded_and_stale_ones_dropped(monkeypatch):
     monkeypatch.setattr(streams, "MOST_STREAMS", 2)
     monkeypatch.setattr(streams, "STALE_AFTER", 0.05)
-    a, b = streams.stream("a", lambda say: 1), streams.stream("b", lambda say: 2)
+    a, b = streams.stream("a", streams.queued(lambda say: 1)), streams.stream("b", streams.queued(lambda say: 2))
     assert a.future.result(5) == 1 and b.future.result(5) == 2
     monkeypatch.setattr(streams, "STALE_AFTER", 60)
     with pytest.raises(streams.BusyError):
-        streams.stream("c", lambda say: 3)  # the two finished ones still wait for their pages
+        streams.stream("c", streams.queued(lambda say: 3))  # the two finished ones still wait for their pages
     monkeypatch.setattr(streams, "STALE_AFTER", 0.05)
     time.sleep(0.1)
-    assert streams.stream("c", lambda say: 3).future.result(5) == 3  # nobody came for a and b: dropped
+    assert streams.stream("c", streams.queued(lambda say: 3)).future.result(5) == 3  # nobody came for a and b: dropped
     assert streams.under_way() == 1
 
 
 def test_the_last_session_to_stop_following_cancels_the_writing_and_frees_its_place():
     gate = threading.Event()
-    blocker = streams.stream("busy", waiting_for(gate, ("x",)))  # holds the model thread(s)
-    others = [streams.stream(f"hold{i}", waiting_for(gate, ("x",))) for i in range(3)]
-    a, b = streams.stream("q", lambda say: "answer"), streams.stream("q", lambda say: "answer")
+    blocker = streams.stream("busy", streams.queued(waiting_for(gate, ("x",))))  # holds the model thread(s)
+    others = [streams.stream(f"hold{i}", streams.queued(waiting_for(gate, ("x",)))) for i in range(3)]
+    answer = streams.queued(lambda say: "answer")
+    a, b = streams.stream("q", answer), streams.stream("q", answer)
     assert a is b and a.followers == 2 and a.waiting
     streams.leave("q", a)
     assert not a.future.cancelled() and streams.under_way() == 5  # the other session still follows it
     streams.leave("q", b)
     assert a.future.cancelled() and streams.under_way() == 4  # out of the line at once, and forgotten
-    again = streams.stream("q", lambda say: "answer")  # asked again: a new writing
+    again = streams.stream("q", answer)  # asked again: a new writing
     assert again is not a
     for _ in range(8):
         gate.set()
@@ -117,7 +118,7 @@ class Held:
 
 
 def test_a_stream_follows_any_job_its_start_gives():
-    s = streams.stream("j", start=Held)
+    s = streams.stream("j", Held)
     assert s.waiting and s.ahead() == 2
     s.job.say(7)
     assert s.so_far() == [7]

@@ -2,8 +2,8 @@
 model thread, together with the other questions in flight (runtime.batching: a class asking at once is answered in
 one batch), shown word by word as it comes (runtime.streams), then kept in the budget and shared by every session.
 It keeps what every step of the page reads, so that moving the step, the layer or the head never runs the model: the
-writing (views.language_model.run: candidates, probabilities, every attention map) and each layer's output at every
-token read (the logit lens reads a step's row of them)."""
+writing (views.language_model.run: candidates, probabilities, every attention map) and each layer's output at the
+token each step reads (the logit lens reads a step's row of them)."""
 import time
 from dataclasses import dataclass
 
@@ -14,13 +14,11 @@ import torch
 from locales import _, ngettext
 from model.causal.batch import Written
 from model.causal.chat import Conversation
-from model.causal.logit_lens import layer_outputs
 from runtime import batching, memory, streams
 from runtime.budget import Kind
-from runtime.model_thread import may_trace
-from runtime.models import Choice, compiling, model_key
+from runtime.models import Choice, model_key
 from views.ask.text import text_html
-from views.language_model.run import Writing, _frozen, as_writing, write
+from views.language_model.run import Writing, _frozen, as_writing
 from views.shell.errors import cached
 from views.widgets import link_writes
 from views.widgets.next_word import SAMPLE, Way
@@ -68,16 +66,10 @@ def read_ids(c: Conversation, w: Writing) -> tuple[int, ...]:
     return c.ids + w.ids[:len(w.tokens) - len(c.ids)]
 
 
-def compute(model, reader, q: Question, step, say) -> Answer:
-    """On a model thread, alone: the answer, each word's id said as it is written; step: the model's compiled step or
-    None. For a model that cannot write in a batch (runtime.batching needs rotary positions)."""
-    c = q.conversation
-    w = write(model, reader, c.ids, c.tokens, q.most, q.way, q.heads_off, step, {c.end_of_turn}, say)
-    read = torch.tensor(read_ids(c, w), dtype=torch.long)
-    return as_answer(c, reader, w, layer_outputs(model, read, q.heads_off)[:, len(c.ids) - 1:])  # (layers, N, E)
-
-
-def as_answer(c: Conversation, reader, w: Writing, hidden) -> Answer:
+def from_batch(reader, c: Conversation, written: Written) -> Answer:
+    """The Answer of a question written in the model's batch (runtime.batching, model.causal.batch)."""
+    w = as_writing(reader, c.tokens, written.written.tolist(), written.candidates, written.final, written.tempered,
+                   written.attentions)
     T, P = len(w.tokens), len(c.ids)
     asked = np.zeros(T, dtype=bool)
     asked[:P] = c.asked
@@ -85,28 +77,13 @@ def as_answer(c: Conversation, reader, w: Writing, hidden) -> Answer:
     template[:P] = ~np.asarray(c.asked)
     ended = bool(w.ids) and w.ids[-1] == c.end_of_turn
     text = reader.joined(w.ids[:-1] if ended else w.ids)
-    return Answer(w, _frozen(asked, bool), _frozen(template, bool), ended, text, _frozen(hidden))
-
-
-def from_batch(reader, c: Conversation, written: Written) -> Answer:
-    """The Answer of a question written with others (runtime.batching): the same words and maps (model.causal.batch)."""
-    w = as_writing(reader, c.tokens, written.written.tolist(), written.candidates, written.final, written.tempered,
-                   written.attentions)
-    return as_answer(c, reader, w, written.hidden)
-
-
-def batched(model) -> bool:
-    return getattr(model.facts, "positional", None) == "rotary"
+    return Answer(w, _frozen(asked, bool), _frozen(template, bool), ended, text, _frozen(written.hidden))
 
 
 def start(loaded, q: Question):
-    """How the answer is started: in the model's batch (runtime.batching), with the others in flight; or alone, in
-    the model threads' line (a model without rotary positions)."""
+    """How the answer is started: in the model's batch (runtime.batching), with the other questions in flight. A chat
+    model is a Llama (model.llama.source), whose rotary positions let each answer be at its own."""
     model, c = loaded.model, q.conversation
-    if not batched(model):
-        traced = compiling(q.choice)
-        step = traced.ready_step() if not q.heads_off else None  # the same numbers as the eager steps
-        return streams.queued(lambda say: compute(model, loaded.reader, q, step, say))
     sampling = q.way.sampling() if q.way.kind == SAMPLE else None
     heads = tuple(sorted(q.heads_off))
     shared = c.asked.index(True) if True in c.asked else 0  # the template's system prompt: every question's
@@ -140,7 +117,7 @@ def answer(loaded, q: Question, box=None) -> Answer:
     if found is not None:
         return found
     try:
-        stream = streams.stream(q.key, start=start(loaded, q))
+        stream = streams.stream(q.key, start(loaded, q))
     except streams.BusyError:
         st.warning(_("The server is writing {n} answers at once: ask again in a moment.").format(
             n=streams.MOST_STREAMS), icon=":material/hourglass_top:")
@@ -168,6 +145,3 @@ def answer(loaded, q: Question, box=None) -> Answer:
         return cached(q.key, stream.future.result, _("The language model"), kind=Kind.WRITING)
     finally:
         streams.forget(q.key, stream)
-        traced = compiling(q.choice)
-        if not batched(loaded.model) and not traced.step_started and may_trace(q.choice):
-            traced.start_step()  # for the next answer of this model
