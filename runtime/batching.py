@@ -53,12 +53,6 @@ class Asked:
     def cancel(self) -> None:
         self.writer.cancel(self)
 
-    def need(self, token_bytes: int, layers: int, heads: int, width: int) -> int:
-        """Bytes promised while it is written: its keys and values, and what its page reads (each layer's maps over
-        every word, and its outputs at each step's word), assembled once at its end."""
-        T = self.prompt.numel() + self.steps
-        return T * token_bytes + 4 * layers * (heads * T * T + self.steps * width)
-
 
 class Writer:
     """The answers of one model (with the same heads off) in flight and waiting. Thread-safe: sessions submit and
@@ -169,7 +163,7 @@ class Writer:
                 if asked.cancelled:
                     continue
                 self._flight.append(asked)
-            need = asked.need(b.token_bytes(), b.layers, b.model.config.n_head, b.model.config.hidden_size)
+            need = b.row_bytes(asked.prompt.numel(), asked.steps)  # promised while it is written
             try:
                 if not budget().try_reserve(need, self.spare):
                     with self._lock:  # back to the front of the line, until the room is free

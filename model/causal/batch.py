@@ -52,8 +52,7 @@ class _Read:
     keys: Tensor  # (layers, n, kv, d)
     values: Tensor
     maps: Tensor  # (layers, nh, n, past + n)
-    hidden: Tensor  # (layers, n, E)
-    last: Tensor  # (1, E) the last layer's output at the last word
+    hidden: Tensor  # (layers, 1, E) each block's output at the last word: the first step's lens; the last, its word
 
 
 @dataclass(frozen=True)
@@ -127,6 +126,12 @@ class Batch:
         """A word's keys and values in every layer (float32)."""
         return 2 * self.layers * self.kv_heads * self.head_dim * 4
 
+    def row_bytes(self, prompt: int, steps: int) -> int:
+        """What a row of `prompt` words and `steps` words at most holds by its end: its keys and values, and what its
+        page reads (each layer's maps over every word, its outputs at each step's word), assembled once."""
+        T, c = prompt + steps, self.model.config
+        return T * self.token_bytes() + 4 * self.layers * (c.n_head * T * T + steps * c.hidden_size)
+
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
              on_word: Callable[[int], None] | None = None, shared: int = 0) -> Row:
         """Read the prompt (P,) and write its first word (said to on_word); the row then takes part in every step
@@ -163,19 +168,17 @@ class Batch:
     def _start(self, row: Row, begun: "_Read | None", read: "_Read") -> None:
         """The row's prompt read (its beginning, then the rest): kept, its first word chosen."""
         P = row.prompt.numel()
-        if begun is None:
-            keys, values, maps, hidden = read.keys, read.values, read.maps, read.hidden
-        else:
-            n = begun.keys.size(1)
+        n = 0 if begun is None else begun.keys.size(1)
+        maps = read.maps
+        if begun is not None:
             maps = read.maps.new_zeros(read.maps.size(0), read.maps.size(1), P, P)
             maps[:, :, :n, :n], maps[:, :, n:] = begun.maps, read.maps
-            keys, values = torch.cat([begun.keys, read.keys], 1), torch.cat([begun.values, read.values], 1)
-            hidden = torch.cat([begun.hidden, read.hidden], 1)
-        row.keys[:, :P], row.values[:, :P] = keys, values
+            row.keys[:, :n], row.values[:, :n] = begun.keys, begun.values
+        row.keys[:, n:P], row.values[:, n:P] = read.keys, read.values
         row.length = P
         row._maps.append(maps)
-        row._hidden.append(hidden[:, -1:].clone())  # the prompt's last word only: the first step's
-        self._choose(row, self.model.lm_logits(self.model.final_norm(read.last)))
+        row._hidden.append(read.hidden)
+        self._choose(row, self.model.lm_logits(self.model.final_norm(read.hidden[-1])))
         if not row.done:
             self.rows.append(row)
 
@@ -189,8 +192,8 @@ class Batch:
 
     def _read(self, texts: list[Tensor], after: "_Read | None" = None) -> "list[_Read]":
         """One pass over texts (each (n,), after the words `after` read, as their cache), padded on the right: each
-        text's keys and values (layers, n, kv, d), maps (layers, nh, n, past + n), outputs (layers, n, E), and the
-        last output (1, E)."""
+        text's keys and values (layers, n, kv, d), maps (layers, nh, n, past + n) and outputs at its last word
+        (layers, 1, E)."""
         model, B = self.model, len(texts)
         lengths = [t.numel() for t in texts]
         L, past = max(lengths), 0 if after is None else after.keys.size(1)
@@ -213,8 +216,9 @@ class Batch:
             maps.append(out.attention)  # (B, nh, L, past + L)
             hidden.append(x)  # (B, L, E)
         keys, values, maps, hidden = (torch.stack(t, 1) for t in (keys, values, maps, hidden))  # batch first
-        return [_Read(keys[b, :, :n], values[b, :, :n], maps[b, :, :, :n, :past + n], hidden[b, :, :n],
-                      hidden[b, -1, n - 1:n]) for b, n in enumerate(lengths)]
+        # each its own copy of what it keeps: a row's slice would hold the whole batch's pass while the row lives
+        return [_Read(keys[b, :, :n], values[b, :, :n], maps[b, :, :, :n, :past + n].clone(),
+                      hidden[b, :, n - 1:n].clone()) for b, n in enumerate(lengths)]
 
     def step(self) -> list[Row]:
         """One word of every row in flight, read at once; the rows done by it (they leave the batch)."""
@@ -225,10 +229,10 @@ class Batch:
         longest = max(r.length for r in rows)
         starts = torch.tensor([r.length for r in rows])
         words = torch.tensor([[r.written[-1]] for r in rows])
-        present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
         x, _ = model.embed(words, past=longest)
         mask = None  # one row alone: nothing to pad, and its cache is read where it is (generate's very step)
         if B > 1:
+            present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
         for i, block in enumerate(model.blocks):

@@ -112,9 +112,8 @@ def test_an_answer_that_could_never_fit_the_budget_is_refused_with_its_message(m
 
 def test_the_room_promised_counts_its_keys_values_and_maps(model):
     w = batching.Writer(model)
-    asked = batching.Asked(w, prompt(10, 9), 20, None, (), lambda word: None)
     T = 30
-    assert asked.need(w.batch.token_bytes(), 3, 4, 32) == T * 2 * 3 * 2 * 8 * 4 + 4 * 3 * (4 * T * T + 20 * 32)
+    assert w.batch.row_bytes(10, 20) == T * 2 * 3 * 2 * 8 * 4 + 4 * 3 * (4 * T * T + 20 * 32)
 
 
 def test_the_model_is_kept_in_the_budget_while_its_answers_are_written(model, room):
