@@ -68,10 +68,11 @@ def write(model, reader, ids, tokens, words: int, way: Way, heads=(), step=None,
 
 def as_writing(reader, tokens, written: list[int], candidates, final, tempered, attentions) -> Writing:
     """A Writing from the prompt's tokens (P,), the words written (N,), each step's candidates' ids and probabilities
-    (N, k) (model.causal.decoding.choices) and every attention map (layers, heads, T, T), 0 above the diagonal."""
+    (N, k) (model.causal.decoding.choices) and every attention map (layers, heads, T, T), 0 above the diagonal: NaN
+    written there in place (no second copy of the maps), so on a model thread, where they were made."""
     chosen = [row.tolist().index(w) if w in row.tolist() else -1 for row, w in zip(candidates, written)]
     T = attentions.size(-1)
-    attentions = attentions.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("nan"))
+    attentions[..., torch.ones(T, T, dtype=torch.bool).triu(1)] = float("nan")
     token = reader.token
     return Writing(tuple(tokens) + tuple(token(i) for i in written[:-1]), len(tokens), tuple(token(i) for i in written),
                    reader.joined(written), tuple(tuple(token(i) for i in row) for row in candidates.tolist()),
