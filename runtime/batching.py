@@ -20,7 +20,8 @@ from concurrent.futures import CancelledError, Future
 
 from torch import Tensor
 
-from model.causal.batch import Batch, Joining, Row, Written
+from model.causal.batch import Batch
+from model.causal.rows import Joining, Row, Written
 from model.sampling import Sampling
 from runtime.memory import budget
 from runtime.model_thread import QUEUE

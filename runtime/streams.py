@@ -51,6 +51,7 @@ class Stream:
     def __init__(self, start: Callable[[Callable[[object], None]], Job]):
         self._items: list = []
         self._lock = threading.Lock()
+        self._said = threading.Condition(self._lock)  # a word said, or the end
         self.ended_at: float | None = None
         self.followers = 0  # sessions following it now (stream / leave)
         self.job = start(self._say)
@@ -58,11 +59,20 @@ class Stream:
         self.future.add_done_callback(self._ended)
 
     def _say(self, item) -> None:
-        with self._lock:
+        with self._said:
             self._items.append(item)
+            self._said.notify_all()
 
     def _ended(self, _future) -> None:
         self.ended_at = time.monotonic()
+        with self._said:
+            self._said.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> None:
+        """Until more than `seen` items are said, or the job ends, or `timeout` s: a page following the stream wakes
+        once per word, not on a clock (forty pages looking ten times a second took the GIL from the model's steps)."""
+        with self._said:
+            self._said.wait_for(lambda: len(self._items) > seen or self.future.done(), timeout)
 
     def so_far(self) -> list:
         with self._lock:

@@ -10,12 +10,12 @@ adding up in another order (a few units in the last place of a score), so a near
 all that could part them; tests/model/causal/test_batch.py checks greedy and seeded sampled answers of mixed lengths
 and arrival times, token for token, and the attention kept against generate's.
 
-Memory: each row's keys and values are its own, allocated once for its prompt and its most words (`Row.cache_bytes`);
+Memory: each row's storage is its own (model.causal.rows.Row), allocated once for its prompt and its most words;
 a step makes one layer's padded copy at a time. What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
 """
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -23,26 +23,12 @@ from torch.nn.utils.rnn import pad_sequence
 
 from model.cache import KeyValues
 from model.causal.decoding import choices
+from model.causal.rows import TOP, Joining, Row, map_entries
 from model.heads import HeadsOff, keep_of
 from model.kinds import Block as Attention
 from model.sampling import Sampling
 
-TOP = 10  # the likeliest words kept per step (what the pages show)
 PREFIXES = 4  # shared beginnings of prompts kept per batch (Batch.join's shared)
-
-
-@dataclass(frozen=True)
-class Written:
-    """A finished row, as the pages read it. Step t reads the prompt and words[:t] and writes written[t]."""
-
-    prompt: Tensor  # (P,) ids
-    written: Tensor  # (N,) ids
-    candidates: Tensor  # (N, TOP) the likeliest words' ids at each step, by score
-    final: Tensor  # (N, TOP) the probability each was drawn with (after the temperature and the cuts)
-    tempered: Tensor  # (N, TOP) softmax(z / T) before any cut
-    attentions: Tensor  # (layers, nh, T, T), T = P + N - 1: every word read; 0 above the diagonal
-    hidden: Tensor  # (layers, N, E) each block's output at the word each step read (the prompt's last, then the
-    # words written but the last), before the final norm: what a step's logit lens reads
 
 
 @dataclass(frozen=True)
@@ -53,60 +39,6 @@ class _Read:
     values: Tensor
     maps: Tensor  # (layers, nh, n, past + n)
     hidden: Tensor  # (layers, 1, E) each block's output at the last word: the first step's lens; the last, its word
-
-
-@dataclass(frozen=True)
-class Joining:
-    """A prompt to join a batch (Batch.join's arguments)."""
-
-    prompt: Tensor
-    steps: int
-    sampling: Sampling | None = None
-    stop: Collection[int] = ()
-    on_word: Callable[[int], None] | None = None
-    shared: int = 0
-
-
-@dataclass(eq=False)
-class Row:
-    """One answer being written: its own keys and values (capacity: its prompt and its most words), its words so
-    far and what its page will read. Made by Batch.join; `done` once written (or left)."""
-
-    prompt: Tensor
-    steps: int  # words written at most
-    sampling: Sampling | None
-    stop: frozenset[int]
-    on_word: Callable[[int], None] | None
-    keys: Tensor  # (layers, P + steps, kv, d): a layer's words first, so that rows pad as sequences
-    values: Tensor
-    length: int = 0  # words in its cache
-    written: list[int] = field(default_factory=list)
-    done: bool = False
-    left: bool = False  # taken out before its end (Batch.leave)
-    generator: torch.Generator | None = None
-    _maps: list = field(default_factory=list)  # the prompt's (layers, nh, P, P), then each step's (layers, nh, n)
-    _hidden: list = field(default_factory=list)  # the prompt's last word's (layers, 1, E), then each step's
-    _choices: list = field(default_factory=list)  # per step: (candidates, final, tempered), each (1, TOP)
-
-    @property
-    def cache_bytes(self) -> int:
-        return self.keys.nbytes + self.values.nbytes
-
-    def result(self) -> Written:
-        """The finished row (assembled once, when it is done)."""
-        if not self.done or self.left:
-            raise ValueError("a row's result is read once it is written")
-        P, N = self.prompt.numel(), len(self.written)
-        T = P + max(0, N - 1)
-        first = self._maps[0]
-        attentions = first.new_zeros(first.size(0), first.size(1), T, T)
-        attentions[:, :, :P, :P] = first
-        for i, rows in enumerate(self._maps[1:]):  # step i + 1 reads the word at position P + i
-            attentions[:, :, P + i, :P + i + 1] = rows
-        none = (torch.zeros(0, TOP, dtype=torch.long), torch.zeros(0, TOP), torch.zeros(0, TOP))  # no word written
-        candidates, final, tempered = (torch.cat(p) for p in zip(*self._choices)) if self._choices else none
-        return Written(self.prompt, torch.tensor(self.written, dtype=torch.long), candidates, final, tempered,
-                       attentions, torch.cat(self._hidden, dim=1))
 
 
 class Batch:
@@ -127,10 +59,14 @@ class Batch:
         return 2 * self.layers * self.kv_heads * self.head_dim * 4
 
     def row_bytes(self, prompt: int, steps: int) -> int:
-        """What a row of `prompt` words and `steps` words at most holds by its end: its keys and values, and what its
-        page reads (each layer's maps over every word, its outputs at each step's word), assembled once."""
-        T, c = prompt + steps, self.model.config
-        return T * self.token_bytes() + 4 * self.layers * (c.n_head * T * T + steps * c.hidden_size)
+        """What a row of `prompt` words and `steps` words at most holds (Row.held_bytes): its keys and values, and
+        what its page reads as the row keeps it: its maps (a triangle, not the square the finished answer spreads them
+        into: that is made once, when the row is done, and goes into the budget as the finished answer), each step's
+        layer outputs and likeliest words."""
+        c, k = self.model.config, min(TOP, self.model.config.vocab_size)
+        return ((prompt + steps) * self.token_bytes()
+                + 4 * self.layers * (c.n_head * map_entries(prompt, steps) + steps * c.hidden_size)
+                + steps * k * (8 + 4 + 4))
 
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
              on_word: Callable[[int], None] | None = None, shared: int = 0) -> Row:
@@ -159,25 +95,29 @@ class Batch:
     def _row(self, j: "Joining") -> Row:
         if j.prompt.numel() == 0:
             raise ValueError("a generation starts from at least one word")
-        P = j.prompt.numel()
+        P, c = j.prompt.numel(), self.model.config
         steps = max(0, min(j.steps, self.model.max_positions - P))
-        shape = (self.layers, P + steps, self.kv_heads, self.head_dim)
+        shape, k = (self.layers, P + steps, self.kv_heads, self.head_dim), min(TOP, c.vocab_size)
         return Row(j.prompt, steps, j.sampling, frozenset(j.stop), j.on_word, torch.empty(shape), torch.empty(shape),
+                   torch.empty(self.layers, c.n_head, map_entries(P, steps)),
+                   torch.empty(self.layers, steps, c.hidden_size), torch.empty(steps, k, dtype=torch.long),
+                   torch.empty(steps, k), torch.empty(steps, k),
                    generator=None if j.sampling is None else torch.Generator().manual_seed(j.sampling.seed))
 
     def _start(self, row: Row, begun: "_Read | None", read: "_Read") -> None:
         """The row's prompt read (its beginning, then the rest): kept, its first word chosen."""
         P = row.prompt.numel()
         n = 0 if begun is None else begun.keys.size(1)
-        maps = read.maps
+        square = row.maps[:, :, :P * P].view(row.maps.size(0), row.maps.size(1), P, P)
         if begun is not None:
-            maps = read.maps.new_zeros(read.maps.size(0), read.maps.size(1), P, P)
-            maps[:, :, :n, :n], maps[:, :, n:] = begun.maps, read.maps
+            square[:, :, :n, :n], square[:, :, :n, n:] = begun.maps, 0
             row.keys[:, :n], row.values[:, :n] = begun.keys, begun.values
+        square[:, :, n:] = read.maps
+        row._filled = P * P
         row.keys[:, n:P], row.values[:, n:P] = read.keys, read.values
         row.length = P
-        row._maps.append(maps)
-        row._hidden.append(read.hidden)
+        if row.steps:
+            row.hidden[:, 0] = read.hidden[:, 0]
         self._choose(row, self.model.lm_logits(self.model.final_norm(read.hidden[-1])))
         if not row.done:
             self.rows.append(row)
@@ -245,7 +185,8 @@ class Batch:
             out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             del past
             x = out.x
-            new.append((out.kv.k[:, :, -1], out.kv.v[:, :, -1]))  # (B, kv, d) each
+            # (B, kv, d) each, copied: a view would hold the layer's whole padded keys and values until the step ends
+            new.append((out.kv.k[:, :, -1].clone(), out.kv.v[:, :, -1].clone()))
             maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
         keys, values = (torch.stack(t, 1) for t in zip(*new))  # (B, layers, kv, d)
@@ -261,8 +202,8 @@ class Batch:
             made = dict(zip(greedy, zip(scores.argmax(-1).tolist(), zip(*(t.split(1) for t in
                                                                            choices(scores, None, TOP))))))
         for b, r in enumerate(rows):
-            r._maps.append(maps[b, :, :, longest - r.length:].clone())
-            r._hidden.append(hidden[b, :, None].clone())
+            r._keep(maps[b, :, :, longest - r.length:])
+            r.hidden[:, len(r.written)] = hidden[b]
             r.length += 1
             self._choose(r, logits[b:b + 1], made.get(b))
             if r.done:
@@ -290,8 +231,9 @@ class Batch:
             else:
                 word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
             chosen = choices(scores, row.sampling, TOP)
+        t = len(row.written)
+        row.candidates[t], row.final[t], row.tempered[t] = (c[0] for c in chosen)
         row.written.append(word)
-        row._choices.append(chosen)
         if row.on_word is not None:
             row.on_word(word)
         row.done = word in row.stop or len(row.written) >= row.steps

@@ -110,12 +110,6 @@ def test_an_answer_that_could_never_fit_the_budget_is_refused_with_its_message(m
         job.future.result(30)
 
 
-def test_the_room_promised_counts_its_keys_values_and_maps(model):
-    w = batching.Writer(model)
-    T = 30
-    assert w.batch.row_bytes(10, 20) == T * 2 * 3 * 2 * 8 * 4 + 4 * 3 * (4 * T * T + 20 * 32)
-
-
 def test_the_model_is_kept_in_the_budget_while_its_answers_are_written(model, room):
     room.put("the model", torch.zeros(1000), kind="model")
     w = batching.Writer(model, spare=("the model",))

@@ -43,6 +43,24 @@ def test_the_words_are_seen_while_they_are_written():
     assert s.future.result(5) == "The cat sat" and seen == [["The"], ["The", " cat"], ["The", " cat", " sat"]]
 
 
+def test_a_follower_waiting_wakes_at_the_next_word_and_at_the_end_not_on_a_clock():
+    gate = threading.Event()
+    s = streams.stream("woken", streams.queued(waiting_for(gate, ("a", "b"))))
+    until(lambda: len(s.so_far()) == 1)
+    start = time.monotonic()
+    s.wait(1, 0.2)  # nothing more said: it waits its whole timeout
+    assert time.monotonic() - start >= 0.19 and len(s.so_far()) == 1
+    threading.Timer(0.05, gate.set).start()
+    start = time.monotonic()
+    s.wait(1, 10)
+    assert len(s.so_far()) == 2 and time.monotonic() - start < 5
+    threading.Timer(0.05, gate.set).start()
+    s.wait(2, 10)  # no third word: woken by the end
+    assert s.done and s.future.result() == "ab"
+    streams.leave("woken", s)
+    streams.forget("woken", s)
+
+
 def test_everyone_asking_the_same_follows_one_writing():
     gate, calls = threading.Event(), []
 

@@ -12,8 +12,8 @@ import streamlit as st
 import torch
 
 from locales import _, ngettext
-from model.causal.batch import Written
 from model.causal.chat import Conversation
+from model.causal.rows import Written
 from runtime import batching, memory, streams
 from runtime.budget import Kind
 from runtime.models import Choice, model_key
@@ -23,7 +23,8 @@ from views.shell.errors import cached
 from views.widgets import link_writes
 from views.widgets.next_word import SAMPLE, Way
 
-POLL = 0.1  # s between two looks at an answer being written (a look holds the GIL the model's steps need)
+LOOK = 0.25  # s at most between two looks at an answer being written: a page wakes at each word, or after this
+GAP = 0.1  # s at least between two writes of the answer to the page (one alone writes ~20 words a second)
 FOLLOWING = "_ask_following"  # a session key read while the answer is written: never set
 
 
@@ -123,21 +124,25 @@ def answer(loaded, q: Question, box=None) -> Answer:
             n=streams.MOST_STREAMS), icon=":material/hourglass_top:")
         link_writes.stop()
     box = box or st.empty()
-    shown = None
+    shown, seen = None, 0
     try:
         while not stream.done:
             st.session_state.get(FOLLOWING)  # a rerun or a closed page is noticed here (Streamlit's yield point)
+            looked = time.monotonic()
             ahead = stream.ahead()
             if ahead is not None:
                 said = waiting_text(ahead)
                 if said != shown:
                     box.info(said, icon=":material/hourglass_top:")
             else:
-                said = loaded.reader.joined(stream.so_far())
+                words = stream.so_far()
+                seen = len(words)
+                said = loaded.reader.joined(words)
                 if said != shown:
                     box.html(text_html(said, cursor=True))
             shown = said
-            time.sleep(POLL)
+            time.sleep(max(0.0, looked + GAP - time.monotonic()))
+            stream.wait(seen, LOOK)  # the next word, the end, or LOOK s (the line moves without words)
     finally:
         streams.leave(q.key, stream)
     box.empty()

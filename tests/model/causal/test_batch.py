@@ -5,9 +5,10 @@ equal to the alone writing's within float32 rounding; alone in the batch, bit fo
 import pytest
 import torch
 
-from model.causal.batch import TOP, Batch, Joining
+from model.causal.batch import Batch
 from model.causal.decoding import choices, generate
 from model.causal.logit_lens import layer_outputs
+from model.causal.rows import TOP, Joining
 from model.gpt import GPT, GPTConfig
 from model.llama import Llama, LlamaConfig
 from model.sampling import Sampling
@@ -155,6 +156,28 @@ def test_a_row_keeps_its_own_keys_and_values_sized_for_its_prompt_and_most_words
         row = batch.join(prompts(9)[0], 30)
     assert row.cache_bytes == batch.token_bytes() * (9 + 30)
     assert batch.token_bytes() == 2 * 3 * 2 * 8 * 4  # k and v, 3 layers, 2 key/value heads of 8, float32
+
+
+def held(row) -> int:
+    """Every byte a row's tensors hold (their whole storages: a view would hold what it is cut from)."""
+    kept = [row.keys, row.values, row.maps, row.hidden, row.candidates, row.final, row.tempered]
+    return sum(t.untyped_storage().nbytes() for t in kept)
+
+
+@pytest.mark.parametrize("shared", [0, 5])
+def test_the_room_a_row_is_promised_is_what_it_holds_and_no_step_adds_to_it(model, shared):
+    batch = Batch(model)
+    p = prompts(9, seed=4)[0]
+    with torch.inference_mode():
+        if shared:  # a beginning read before: the row copies its part of it
+            batch.join(torch.cat([p[:shared], prompts(3, seed=5)[0]]), 1, shared=shared)
+        row = batch.join(p, 12, shared=shared)
+        joined = held(row)
+        while not row.done:
+            batch.step()
+    assert len(row.written) == 12
+    assert held(row) == joined == row.held_bytes == batch.row_bytes(9, 12)
+    assert batch.row_bytes(9, 12) < row.result().attentions.nbytes + row.cache_bytes  # not the finished square
 
 
 def test_a_model_without_rotary_positions_is_refused():
