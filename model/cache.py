@@ -19,6 +19,10 @@ class KeyValues:
     # answers written together, model.causal.batch); None: every row's next word is at position S. Rotary attention
     # reads it (model.llama.attention); the rows' padding is masked by the caller.
     starts: Tensor | None = None
+    # (k, v) each (B, nh, S + L, hd), of which k and v are the first S columns: room made for the L new words, which
+    # the attention writes in place instead of concatenating a copy (model.causal.batch, where the cache is padded
+    # for the step anyway). None: the new words are concatenated.
+    room: tuple[Tensor, Tensor] | None = None
 
     def __iter__(self):
         return iter((self.k, self.v))
@@ -29,7 +33,8 @@ class KeyValues:
 
     def select(self, rows: Tensor) -> "KeyValues":
         """The rows (B',) of the batch, e.g. one per beam."""
-        return KeyValues(self.k[rows], self.v[rows], None if self.starts is None else self.starts[rows])
+        return KeyValues(self.k[rows], self.v[rows], None if self.starts is None else self.starts[rows],
+                         None if self.room is None else (self.room[0][rows], self.room[1][rows]))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ all that could part them; tests/model/causal/test_batch.py checks greedy and see
 and arrival times, token for token, and the attention kept against generate's.
 
 Memory: each row's storage is its own (model.causal.rows.Row), allocated once for its prompt and its most words;
-a step makes one layer's padded copy at a time. What a row keeps for its page is small per step: each layer's
+a step makes one layer's padded copy at a time, with room for the new word (KeyValues.room: the attention writes
+it there instead of concatenating another copy). What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
 """
 from collections.abc import Callable, Collection
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
-from torch.nn.utils.rnn import pad_sequence
 
 from model.cache import KeyValues
 from model.causal.decoding import choices
@@ -35,7 +35,7 @@ PREFIXES = 4  # shared beginnings of prompts kept per batch (Batch.join's shared
 class _Read:
     """A pass over some words: what a row keeps of them."""
 
-    keys: Tensor  # (layers, n, kv, d)
+    keys: Tensor  # (layers, kv, n, d)
     values: Tensor
     maps: Tensor  # (layers, nh, n, past + n)
     hidden: Tensor  # (layers, 1, E) each block's output at the last word: the first step's lens; the last, its word
@@ -97,7 +97,7 @@ class Batch:
             raise ValueError("a generation starts from at least one word")
         P, c = j.prompt.numel(), self.model.config
         steps = max(0, min(j.steps, self.model.max_positions - P))
-        shape, k = (self.layers, P + steps, self.kv_heads, self.head_dim), min(TOP, c.vocab_size)
+        shape, k = (self.layers, self.kv_heads, P + steps, self.head_dim), min(TOP, c.vocab_size)
         return Row(j.prompt, steps, j.sampling, frozenset(j.stop), j.on_word, torch.empty(shape), torch.empty(shape),
                    torch.empty(self.layers, c.n_head, map_entries(P, steps)),
                    torch.empty(self.layers, steps, c.hidden_size), torch.empty(steps, k, dtype=torch.long),
@@ -107,14 +107,14 @@ class Batch:
     def _start(self, row: Row, begun: "_Read | None", read: "_Read") -> None:
         """The row's prompt read (its beginning, then the rest): kept, its first word chosen."""
         P = row.prompt.numel()
-        n = 0 if begun is None else begun.keys.size(1)
+        n = 0 if begun is None else begun.keys.size(2)
         square = row.maps[:, :, :P * P].view(row.maps.size(0), row.maps.size(1), P, P)
         if begun is not None:
             square[:, :, :n, :n], square[:, :, :n, n:] = begun.maps, 0
-            row.keys[:, :n], row.values[:, :n] = begun.keys, begun.values
+            row.keys[:, :, :n], row.values[:, :, :n] = begun.keys, begun.values
         square[:, :, n:] = read.maps
         row._filled = P * P
-        row.keys[:, n:P], row.values[:, n:P] = read.keys, read.values
+        row.keys[:, :, n:P], row.values[:, :, n:P] = read.keys, read.values
         row.length = P
         if row.steps:
             row.hidden[:, 0] = read.hidden[:, 0]
@@ -132,11 +132,11 @@ class Batch:
 
     def _read(self, texts: list[Tensor], after: "_Read | None" = None) -> "list[_Read]":
         """One pass over texts (each (n,), after the words `after` read, as their cache), padded on the right: each
-        text's keys and values (layers, n, kv, d), maps (layers, nh, n, past + n) and outputs at its last word
+        text's keys and values (layers, kv, n, d), maps (layers, nh, n, past + n) and outputs at its last word
         (layers, 1, E)."""
         model, B = self.model, len(texts)
         lengths = [t.numel() for t in texts]
-        L, past = max(lengths), 0 if after is None else after.keys.size(1)
+        L, past = max(lengths), 0 if after is None else after.keys.size(2)
         ids = torch.zeros(B, L, dtype=torch.long)
         for b, t in enumerate(texts):
             ids[b, :t.numel()] = t
@@ -147,17 +147,17 @@ class Batch:
         mask = model.causal_attention_mask(L, present, dtype=x.dtype, past=past)
         keys, values, maps, hidden = [], [], [], []
         for i, block in enumerate(model.blocks):
-            cache = None if after is None else KeyValues(*(t[i, None].transpose(1, 2).expand(B, -1, -1, -1)
+            cache = None if after is None else KeyValues(*(t[i, None].expand(B, -1, -1, -1)
                                                            for t in (after.keys, after.values)))
             out = block.run(x, mask=mask, past=cache, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             x = out.x
-            keys.append(out.kv.k[:, :, past:].transpose(1, 2))  # (B, L, kv, d)
-            values.append(out.kv.v[:, :, past:].transpose(1, 2))
+            keys.append(out.kv.k[:, :, past:])  # (B, kv, L, d)
+            values.append(out.kv.v[:, :, past:])
             maps.append(out.attention)  # (B, nh, L, past + L)
             hidden.append(x)  # (B, L, E)
         keys, values, maps, hidden = (torch.stack(t, 1) for t in (keys, values, maps, hidden))  # batch first
         # each its own copy of what it keeps: a row's slice would hold the whole batch's pass while the row lives
-        return [_Read(keys[b, :, :n], values[b, :, :n], maps[b, :, :, :n, :past + n].clone(),
+        return [_Read(keys[b, :, :, :n], values[b, :, :, :n], maps[b, :, :, :n, :past + n].clone(),
                       hidden[b, :, n - 1:n].clone()) for b, n in enumerate(lengths)]
 
     def step(self) -> list[Row]:
@@ -177,11 +177,13 @@ class Batch:
         maps, hidden, new = [], [], []
         for i, block in enumerate(model.blocks):
             if B == 1:
-                past = KeyValues(*(t[i, None, :longest].transpose(1, 2) for t in (rows[0].keys, rows[0].values)))
-            else:  # left-padded (B, S, kv, d) -> (B, kv, S, d): each row's words end at the same column
-                past = KeyValues(*(pad_sequence([getattr(r, name)[i, :r.length] for r in rows], batch_first=True,
-                                                padding_side="left").transpose(1, 2)
-                                   for name in ("keys", "values")), starts)
+                past = KeyValues(*(t[i, None, :, :longest] for t in (rows[0].keys, rows[0].values)))
+            else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
+                room = [torch.zeros(B, self.kv_heads, longest + 1, self.head_dim) for _ in range(2)]
+                for b, r in enumerate(rows):
+                    for t, own in zip(room, (r.keys, r.values)):
+                        t[b, :, longest - r.length:longest] = own[i, :, :r.length]
+                past = KeyValues(*(t[:, :, :longest] for t in room), starts, tuple(room))
             out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             del past
             x = out.x
@@ -191,14 +193,14 @@ class Batch:
             hidden.append(x[:, 0])  # (B, E)
         keys, values = (torch.stack(t, 1) for t in zip(*new))  # (B, layers, kv, d)
         for b, r in enumerate(rows):
-            r.keys[:, r.length], r.values[:, r.length] = keys[b], values[b]
+            r.keys[:, :, r.length], r.values[:, :, r.length] = keys[b], values[b]
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
         maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
         finished = []
         greedy = [b for b, r in enumerate(rows) if r.sampling is None]  # chosen at once: row by row the same numbers
         made = {}
         if greedy:
-            scores = logits[greedy]
+            scores = logits if len(greedy) == B else logits[greedy]
             made = dict(zip(greedy, zip(scores.argmax(-1).tolist(), zip(*(t.split(1) for t in
                                                                            choices(scores, None, TOP))))))
         for b, r in enumerate(rows):

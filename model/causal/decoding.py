@@ -40,7 +40,7 @@ def choices(logits: Tensor, sampling: Sampling | None, k: int) -> tuple[Tensor, 
     """What a page shows of the steps' scores (N, V): (the k most likely words' ids (N, k), by score; the probability
     each was drawn with, after the temperature and the cuts (N, k); softmax(z / T) before any cut (N, k)). Row by
     row: a step's row gives the same numbers alone or among others."""
-    tempered = torch.softmax(logits / (sampling.temperature if sampling else 1.0), -1)
+    tempered = torch.softmax(logits if sampling is None else logits / sampling.temperature, -1)  # no copy to / 1
     final = sampling.probabilities(logits) if sampling else tempered
     candidates = logits.topk(min(k, logits.size(-1)), -1).indices
     return candidates, final.gather(-1, candidates), tempered.gather(-1, candidates)

@@ -50,7 +50,8 @@ class Row:
     sampling: Sampling | None
     stop: frozenset[int]
     on_word: Callable[[int], None] | None
-    keys: Tensor  # (layers, P + steps, kv, d): a layer's words first, so that rows pad as sequences
+    keys: Tensor  # (layers, kv, P + steps, d): as a step's padded keys are laid out, so that a row is copied in
+    # kv blocks
     values: Tensor
     maps: Tensor  # (layers, nh, P * P + the later steps' rows): the prompt's square, then step t's P + t entries
     hidden: Tensor  # (layers, steps, E) the outputs at the word each step reads

@@ -125,7 +125,11 @@ class RotaryGroupedAttention(nn.Module):
         q = rotate(self._heads(self.q_proj(query), self.num_heads), cos, sin)  # (B, nh, L, d)
         k = rotate(self._heads(self.k_proj(query), self.kv_heads), cos, sin)  # (B, kv, L, d)
         v = self._heads(self.v_proj(query), self.kv_heads)
-        if past is not None:
+        if past is not None and past.room is not None:  # the new words written where room was made for them
+            (rk, rv), S = past.room, past.length
+            rk[:, :, S:S + L], rv[:, :, S:S + L] = k, v
+            k, v = rk, rv
+        elif past is not None:
             k, v = torch.cat([past.k, k], dim=2), torch.cat([past.v, v], dim=2)
         attended = KeyValues(k, v)  # what a cache keeps: kv heads, not nh
         mask = merge_masks(attn_mask, key_padding_mask, B, self.num_heads, L, k.size(2), q.dtype)
