@@ -28,8 +28,8 @@ from runtime.model_thread import QUEUE
 
 # Answers in flight per model. A step's time grows with the rows it reads (SmolLM2-135M, 2 cores: ~0.10 s at 8,
 # ~0.2-0.3 s at 40; bench/class_asks.py), so 40 answers of 48 words take ~15 s together where one after another the
-# last waits ~2 minutes. Memory bounds it too: each answer's room is promised in the budget (15 MB for 48 words after
-# a 36-token question), so with the default budget and SmolLM2 in it about 20 are in flight and the rest wait.
+# last waits ~2 minutes. Memory bounds it too: each answer's room is promised in the budget (11.7 MB for 48 words after
+# a 36-token question), so with the default budget and SmolLM2 in it 38 are in flight and the rest wait.
 LIMIT = 40
 JOINS = 4  # prompts read per tick at most: the answers in flight wait for at most this many before their next word
 IDLE = 0.05  # s a tick waits when nothing could start (the budget's room promised to other work)
