@@ -15,6 +15,7 @@ a step makes one layer's padded copy at a time, with room for the new word (KeyV
 it there instead of concatenating another copy). What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
 """
+import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -63,10 +64,19 @@ class Batch:
         what its page reads as the row keeps it: its maps (a triangle, not the square the finished answer spreads them
         into: that is made once, when the row is done, and goes into the budget as the finished answer), each step's
         layer outputs and likeliest words."""
-        c, k = self.model.config, min(TOP, self.model.config.vocab_size)
-        return ((prompt + steps) * self.token_bytes()
-                + 4 * self.layers * (c.n_head * map_entries(prompt, steps) + steps * c.hidden_size)
-                + steps * k * (8 + 4 + 4))
+        return sum(math.prod(shape) * dtype.itemsize for shape, dtype in self._storage(prompt, steps))
+
+    def _steps(self, prompt: int, steps: int) -> int:
+        """The words a row writes at most: fewer where the context runs out."""
+        return max(0, min(steps, self.model.max_positions - prompt))
+
+    def _storage(self, prompt: int, steps: int) -> list[tuple[tuple[int, ...], torch.dtype]]:
+        """The shape and dtype of each of a row's tensors, in Row's order: keys, values, maps, hidden, candidates,
+        final, tempered."""
+        c, steps, f = self.model.config, self._steps(prompt, steps), torch.float32
+        cache, k = (self.layers, self.kv_heads, prompt + steps, self.head_dim), min(TOP, c.vocab_size)
+        return [(cache, f), (cache, f), ((self.layers, c.n_head, map_entries(prompt, steps)), f),
+                ((self.layers, steps, c.hidden_size), f), ((steps, k), torch.long), ((steps, k), f), ((steps, k), f)]
 
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
              on_word: Callable[[int], None] | None = None, shared: int = 0) -> Row:
@@ -95,13 +105,9 @@ class Batch:
     def _row(self, j: "Joining") -> Row:
         if j.prompt.numel() == 0:
             raise ValueError("a generation starts from at least one word")
-        P, c = j.prompt.numel(), self.model.config
-        steps = max(0, min(j.steps, self.model.max_positions - P))
-        shape, k = (self.layers, self.kv_heads, P + steps, self.head_dim), min(TOP, c.vocab_size)
-        return Row(j.prompt, steps, j.sampling, frozenset(j.stop), j.on_word, torch.empty(shape), torch.empty(shape),
-                   torch.empty(self.layers, c.n_head, map_entries(P, steps)),
-                   torch.empty(self.layers, steps, c.hidden_size), torch.empty(steps, k, dtype=torch.long),
-                   torch.empty(steps, k), torch.empty(steps, k),
+        P = j.prompt.numel()
+        return Row(j.prompt, self._steps(P, j.steps), j.sampling, frozenset(j.stop), j.on_word,
+                   *(torch.empty(shape, dtype=dtype) for shape, dtype in self._storage(P, j.steps)),
                    generator=None if j.sampling is None else torch.Generator().manual_seed(j.sampling.seed))
 
     def _start(self, row: Row, begun: "_Read | None", read: "_Read") -> None:
