@@ -11,8 +11,9 @@ all that could part them; tests/model/causal/test_batch.py checks greedy and see
 and arrival times, token for token, and the attention kept against generate's.
 
 Memory: each row's storage is its own (model.causal.rows.Row), allocated once for its prompt and its most words;
-a step makes one layer's padded copy at a time, with room for the new word (KeyValues.room: the attention writes
-it there instead of concatenating another copy). What a row keeps for its page is small per step: each layer's
+a step makes one layer's padded keys and values, with room for the new word (KeyValues.room: the attention writes
+it there instead of concatenating another copy), and each layer copies its own into it: a row's keys and values of a
+layer at once (Row.cache), the padding zeroed once a step. What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
 """
 import math
@@ -71,11 +72,11 @@ class Batch:
         return max(0, min(steps, self.model.max_positions - prompt))
 
     def _storage(self, prompt: int, steps: int) -> list[tuple[tuple[int, ...], torch.dtype]]:
-        """The shape and dtype of each of a row's tensors, in Row's order: keys, values, maps, hidden, candidates,
-        final, tempered."""
+        """The shape and dtype of each of a row's tensors, in Row's order: its keys and values, maps, hidden,
+        candidates, final, tempered."""
         c, steps, f = self.model.config, self._steps(prompt, steps), torch.float32
-        cache, k = (self.layers, self.kv_heads, prompt + steps, self.head_dim), min(TOP, c.vocab_size)
-        return [(cache, f), (cache, f), ((self.layers, c.n_head, map_entries(prompt, steps)), f),
+        cache, k = (self.layers, 2, self.kv_heads, prompt + steps, self.head_dim), min(TOP, c.vocab_size)
+        return [(cache, f), ((self.layers, c.n_head, map_entries(prompt, steps)), f),
                 ((self.layers, steps, c.hidden_size), f), ((steps, k), torch.long), ((steps, k), f), ((steps, k), f)]
 
     def join(self, prompt: Tensor, steps: int, sampling: Sampling | None = None, stop: Collection[int] = (),
@@ -117,10 +118,10 @@ class Batch:
         square = row.maps[:, :, :P * P].view(row.maps.size(0), row.maps.size(1), P, P)
         if begun is not None:
             square[:, :, :n, :n], square[:, :, :n, n:] = begun.maps, 0
-            row.keys[:, :, :n], row.values[:, :, :n] = begun.keys, begun.values
+            row.cache[:, 0, :, :n], row.cache[:, 1, :, :n] = begun.keys, begun.values
         square[:, :, n:] = read.maps
         row._filled = P * P
-        row.keys[:, :, n:P], row.values[:, :, n:P] = read.keys, read.values
+        row.cache[:, 0, :, n:P], row.cache[:, 1, :, n:P] = read.keys, read.values
         row.length = P
         if row.steps:
             row.hidden[:, 0] = read.hidden[:, 0]
@@ -181,25 +182,25 @@ class Batch:
             present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
+        if B > 1:  # one layer's padded keys and values, (2, B, kv, S + 1, d), made once and rewritten by each layer
+            room = torch.zeros(2, B, self.kv_heads, longest + 1, self.head_dim)
         for i, block in enumerate(model.blocks):
             if B == 1:
-                past = KeyValues(*(t[i, None, :, :longest] for t in (rows[0].keys, rows[0].values)))
+                past = KeyValues(*(rows[0].cache[i, None, j, :, :longest] for j in range(2)))
             else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
-                room = [torch.zeros(B, self.kv_heads, longest + 1, self.head_dim) for _ in range(2)]
-                for b, r in enumerate(rows):
-                    for t, own in zip(room, (r.keys, r.values)):
-                        t[b, :, longest - r.length:longest] = own[i, :, :r.length]
-                past = KeyValues(*(t[:, :, :longest] for t in room), starts, tuple(room))
+                for b, r in enumerate(rows):  # keys and values at once; the padding stays 0 from layer to layer
+                    room[:, b, :, longest - r.length:longest] = r.cache[i, :, :, :r.length]
+                past = KeyValues(room[0, :, :, :longest], room[1, :, :, :longest], starts, (room[0], room[1]))
             out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             del past
             x = out.x
-            # (B, kv, d) each, copied: a view would hold the layer's whole padded keys and values until the step ends
+            # (B, kv, d) each, copied: the next layer writes its own into the same room
             new.append((out.kv.k[:, :, -1].clone(), out.kv.v[:, :, -1].clone()))
             maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
-        keys, values = (torch.stack(t, 1) for t in zip(*new))  # (B, layers, kv, d)
+        written = torch.stack([torch.stack(kv, 1) for kv in new], 1)  # (B, layers, 2, kv, d)
         for b, r in enumerate(rows):
-            r.keys[:, :, r.length], r.values[:, :, r.length] = keys[b], values[b]
+            r.cache[:, :, :, r.length] = written[b]
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
         maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
         finished = []

@@ -50,9 +50,8 @@ class Row:
     sampling: Sampling | None
     stop: frozenset[int]
     on_word: Callable[[int], None] | None
-    keys: Tensor  # (layers, kv, P + steps, d): as a step's padded keys are laid out, so that a row is copied in
-    # kv blocks
-    values: Tensor
+    cache: Tensor  # (layers, 2, kv, P + steps, d): its keys, then its values, laid out as a step's padded ones, so
+    # that a step copies a row's keys and values of a layer at once
     maps: Tensor  # (layers, nh, P * P + the later steps' rows): the prompt's square, then step t's P + t entries
     hidden: Tensor  # (layers, steps, E) the outputs at the word each step reads
     candidates: Tensor  # (steps, k) long
@@ -66,14 +65,21 @@ class Row:
     _filled: int = 0  # entries of `maps` written
 
     @property
+    def keys(self) -> Tensor:
+        return self.cache[:, 0]  # (layers, kv, P + steps, d)
+
+    @property
+    def values(self) -> Tensor:
+        return self.cache[:, 1]
+
+    @property
     def cache_bytes(self) -> int:
-        return self.keys.nbytes + self.values.nbytes
+        return self.cache.nbytes
 
     @property
     def held_bytes(self) -> int:
         """Everything it holds."""
-        return sum(t.nbytes for t in (self.keys, self.values, self.maps, self.hidden, self.candidates, self.final,
-                                      self.tempered))
+        return sum(t.nbytes for t in (self.cache, self.maps, self.hidden, self.candidates, self.final, self.tempered))
 
     def _keep(self, maps: Tensor) -> None:
         """The next maps (layers, nh, n) in place."""

@@ -160,7 +160,7 @@ def test_a_row_keeps_its_own_keys_and_values_sized_for_its_prompt_and_most_words
 
 def held(row) -> int:
     """Every byte a row's tensors hold (their whole storages: a view would hold what it is cut from)."""
-    kept = [row.keys, row.values, row.maps, row.hidden, row.candidates, row.final, row.tempered]
+    kept = [row.cache, row.maps, row.hidden, row.candidates, row.final, row.tempered]
     return sum(t.untyped_storage().nbytes() for t in kept)
 
 
