@@ -9,6 +9,7 @@ import torch
 import transformers
 
 from model.llama import Llama, LlamaConfig, UnsupportedLlama
+from model.llama import model as llama_model
 from model.llama.attention import GROUPED_ROWS, grouped_context, grouped_scores, inverse_frequencies, rotate, rotation
 
 CASES = {  # hidden, layers, heads, kv heads, head_dim, rope_theta, tied
@@ -166,3 +167,17 @@ def test_the_rotation_is_the_formula_s_bit_for_bit():
     angles = torch.arange(4, 9).float()[:, None] * inverse_frequencies(16, 10000.0)
     sin = torch.cat((angles, angles), dim=-1).sin()
     assert torch.equal(rotate(x, cos, signed_sin), x * cos + half * sin)
+
+
+@pytest.mark.parametrize("rows", [1, 8, 30, 300])
+def test_the_output_layer_read_in_parts_gives_one_product_s_numbers(pair, monkeypatch, rows):
+    """A few rows (a batch's step, a step's logit lens) are read against OUT_WORDS words of the output at a time: the
+    same dot products, whether the output is tied to the embedding or its own matrix (bit for bit on SmolLM2's
+    shapes, bench/output_layer.py; in general the kernel may add up in another order: float32's last place)."""
+    _, ours, _ = pair
+    monkeypatch.setattr(llama_model, "OUT_WORDS", 10)  # 97 words: ten parts
+    weight = ours.embed_tokens.weight if ours.lm_head is None else ours.lm_head.weight
+    hidden = torch.randn(rows, weight.size(1), generator=torch.Generator().manual_seed(rows))
+    with torch.inference_mode():
+        for h in (hidden, hidden[None]):
+            close(ours.lm_logits(h), torch.nn.functional.linear(h, weight), atol=1e-6)
