@@ -1,11 +1,13 @@
 """Answers written together on the model threads (model.causal.batch): when a class asks at once, every question in
 flight is answered in one batch, one word of each per step, instead of one answer after another.
 
-One Writer per (model, heads switched off). Its work is a tick, a job in the model threads' one line
-(runtime.model_thread.QUEUE) like any page's pass: the tick takes the questions that have arrived (their prompts read,
-each its first word), then writes one word of every answer in flight, then queues the next tick; so a page's pass
-waits at most one tick behind a class's answers, never for a whole answer. A question that arrives joins at the next
-tick; an answer leaves the batch when it is done, or at once when nobody follows it any more (runtime.streams.leave).
+One Writer per (model, heads switched off). Its work is two kinds of jobs in the model threads' one line
+(runtime.model_thread.QUEUE), like any page's pass: a reading takes the questions that have arrived (JOINS at most)
+and reads their prompts together, each its first word; a tick lets the questions read join the batch, writes one word
+of every answer in it, then queues the next tick. The two run on the two model threads at once: the answers in
+flight do not wait while newcomers' prompts are read (a class's fourteen readings took 0.46 s each in the middle of
+every answer). A page's pass waits at most one job behind a class's answers, never for a whole answer; an answer
+leaves the batch when it is done, or at once when nobody follows it any more (runtime.streams.leave).
 
 Bounded: at most LIMIT answers in flight per model, the others wait in order (`ahead` says how many are before
 one); each answer's keys and values and what its page will read are promised in the process's one memory budget
@@ -57,7 +59,7 @@ class Asked:
 
 class Writer:
     """The answers of one model (with the same heads off) in flight and waiting. Thread-safe: sessions submit and
-    cancel; its ticks run on the model threads, one at a time."""
+    cancel; its ticks run on the model threads one at a time, and so do its readings, a tick and a reading at once."""
 
     def __init__(self, model, off=None, limit: int = LIMIT, on_idle: Callable[["Writer"], None] | None = None,
                  spare: tuple = ()):
@@ -69,8 +71,11 @@ class Writer:
         self.limit = limit
         self._lock = threading.Lock()
         self._waiting: deque[Asked] = deque()
-        self._flight: list[Asked] = []
-        self._ticking = False
+        self._flight: list[Asked] = []  # promised their room: being read, read (ready) or in the batch (admitted)
+        self._ready: list[Asked] = []  # read, joining the batch at the next tick
+        self._admitted: list[Asked] = []  # in the batch
+        self._ticking = self._reading = False  # a tick, a reading queued or running
+        self._blocked = False  # a question waits for the room of an answer in flight
         self._on_idle = on_idle
         self.ticks = 0
 
@@ -109,48 +114,78 @@ class Writer:
     @property
     def idle(self) -> bool:
         with self._lock:
-            return not (self._flight or self._waiting or self._ticking)
+            return not (self._flight or self._waiting or self._ticking or self._reading)
 
-    # ------------------------------------------------------------------ on a model thread
+    # ------------------------------------------------------------------ on the model threads
     def _start(self) -> None:
-        """Under the lock: a tick queued unless one is."""
-        if not self._ticking:
-            self._ticking = True
-            QUEUE.submit(self._tick, ())
-
-    def _tick(self) -> None:
-        if not self._kept:
+        """Under the lock: each job its work needs, queued unless it is: a tick while answers are in the batch or
+        read for it; a reading while questions wait and the batch has room (on the other model thread when it is
+        free, so that the answers in flight do not wait for the newcomers' prompts)."""
+        if not self._kept and (self._waiting or self._flight):
             self._kept = True
             for key in self.spare:
                 budget().keep(key)
-        try:
-            self._leave_cancelled()
-            started = self._join()
-            for row in self.batch.step():
-                self._finish(next(a for a in self._flight if a.row is row))
-            self.ticks += 1
-        except BaseException as e:  # noqa: BLE001 - said to every answer in flight, never lost on a model thread
-            for asked in list(self._flight):
-                self._end(asked, error=e, leave=True)
-            started = True
+        if not self._ticking and (self._admitted or self._ready):
+            self._ticking = True
+            QUEUE.submit(self._tick, ())
+        held = self._blocked and self._flight  # until one of them gives its room back
+        if not self._reading and not held and self._waiting and len(self._flight) < self.limit:
+            self._reading = True
+            QUEUE.submit(self._read, ())
+
+    def _settled(self) -> bool:
+        """Under the lock, at a job's end: whether it has nothing left to do (its spare keys then let go)."""
+        if self._flight or self._waiting or self._ticking or self._reading:
+            return False
+        if self._kept:  # under the lock: a question asked now keeps them again
+            self._kept = False
+            for key in self.spare:
+                budget().unkeep(key)
+        return True
+
+    def _ended(self) -> None:
         with self._lock:
-            self._ticking = False
-            more = bool(self._waiting or self._flight)
-            stalled = more and not started and not self._flight
-            if not more and self._kept:  # under the lock: a question asked now starts a tick that keeps them again
-                self._kept = False
-                for key in self.spare:
-                    budget().unkeep(key)
-        if more:
-            if stalled:
-                time.sleep(IDLE)  # only the budget's room held it back: let other work end first
-            with self._lock:
-                self._start()
-        elif self._on_idle is not None:
+            self._start()
+            settled = self._settled()
+        if settled and self._on_idle is not None:
             self._on_idle(self)
 
+    def _tick(self) -> None:
+        """The answers read since the last tick join the batch; one word of each is written."""
+        try:
+            with self._lock:
+                ready, self._ready = self._ready, []
+                self._admitted += [a for a in ready if not a.cancelled]
+            self.batch.admit([a.row for a in ready if not a.cancelled])
+            for asked in ready:
+                if asked.cancelled:
+                    self._end(asked)
+            self._leave_cancelled()
+            for row in self.batch.step():
+                self._finish(next(a for a in self._admitted if a.row is row))
+            self.ticks += 1
+        except BaseException as e:  # noqa: BLE001 - said to every answer in the batch, never lost on a model thread
+            for asked in list(self._admitted):
+                self._end(asked, error=e, leave=True)
+        with self._lock:
+            self._ticking = False
+        self._ended()
+
+    def _read(self) -> None:
+        """The prompts of the questions that may start now, read (JOINS at most, together) for the next tick."""
+        started = False
+        try:
+            started = self._join()
+        finally:
+            with self._lock:
+                self._reading = False
+                stalled = not started and self._waiting and not self._flight
+            if stalled:
+                time.sleep(IDLE)  # only the budget's room held it back: let other work end first
+            self._ended()
+
     def _leave_cancelled(self) -> None:
-        for asked in [a for a in self._flight if a.cancelled]:
+        for asked in [a for a in self._admitted if a.cancelled]:
             self._end(asked, leave=True)
 
     def _join(self) -> bool:
@@ -167,9 +202,10 @@ class Writer:
             need = b.row_bytes(asked.prompt.numel(), asked.steps)  # promised while it is written
             try:
                 if not budget().try_reserve(need, self.spare):
-                    with self._lock:  # back to the front of the line, until the room is free
+                    with self._lock:  # back to the front of the line, until an answer gives its room back
                         self._flight.remove(asked)
                         self._waiting.appendleft(asked)
+                        self._blocked = bool(self._flight)
                     break
             except Exception as e:  # noqa: BLE001 - its page says it (the budget's message)
                 self._end(asked, error=e)
@@ -182,7 +218,7 @@ class Writer:
         if not joining:
             return False
         try:
-            rows = b.join_all([Joining(a.prompt, a.steps, a.sampling, a.stop, a.say, a.shared) for a in joining])
+            rows = b.read_all([Joining(a.prompt, a.steps, a.sampling, a.stop, a.say, a.shared) for a in joining])
         except Exception as e:  # noqa: BLE001 - said to each of them (a model error)
             for asked in joining:
                 self._end(asked, error=e)
@@ -191,6 +227,9 @@ class Writer:
             asked.row = row
             if row.done:
                 self._finish(asked)
+            else:
+                with self._lock:
+                    self._ready.append(asked)
         return True
 
     def _finish(self, asked: Asked) -> None:
@@ -209,6 +248,8 @@ class Writer:
         if asked.reserved:
             budget().release(asked.reserved)
             asked.reserved = 0
+            with self._lock:
+                self._blocked = False  # room given back: a question held back by the budget may try again
 
     def _end(self, asked: Asked, result: object = None, error: BaseException | None = None,
              leave: bool = False) -> None:
@@ -216,6 +257,8 @@ class Writer:
         with self._lock:
             if asked in self._flight:
                 self._flight.remove(asked)
+            if asked in self._admitted:
+                self._admitted.remove(asked)
         if leave and asked.row is not None:
             self.batch.leave(asked.row)
         self._give_back(asked)

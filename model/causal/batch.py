@@ -45,7 +45,8 @@ class _Read:
 
 class Batch:
     """The rows in flight of one model with the same heads switched off. Not thread-safe: one thread (the model
-    thread) calls join, step and leave. The model is shared and never changed; every state is here."""
+    thread) calls join, admit, step and leave; read_all may run on another, one at a time. The model is shared and
+    never changed; every state is here."""
 
     def __init__(self, model, off: HeadsOff | None = None):
         if getattr(model.facts, "positional", None) != "rotary":
@@ -91,6 +92,13 @@ class Batch:
     def join_all(self, joining: "list[Joining]") -> list[Row]:
         """join each, their prompts read together: those with the same beginning in one pass, each row's rest
         padded on the right (its padding blocked), so that the weights are read once for all of them."""
+        rows = self.read_all(joining)
+        self.admit(rows)
+        return rows
+
+    def read_all(self, joining: "list[Joining]") -> list[Row]:
+        """join_all's reading, its rows not in the batch yet (admit adds them): it may run on another thread than
+        the steps' (it reads the model and the shared beginnings only), one reading at a time."""
         rows = [self._row(j) for j in joining]
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, j in enumerate(joining):
@@ -126,8 +134,10 @@ class Batch:
         if row.steps:
             row.hidden[:, 0] = read.hidden[:, 0]
         self._choose(row, self.model.lm_logits(self.model.final_norm(read.hidden[-1])))
-        if not row.done:
-            self.rows.append(row)
+
+    def admit(self, rows: list[Row]) -> None:
+        """Rows read (read_all) into the batch: each takes part in the next step, unless it is done already."""
+        self.rows.extend(r for r in rows if not r.done)
 
     def _beginning(self, ids: Tensor) -> "_Read":
         key = tuple(ids.tolist())

@@ -4,7 +4,7 @@ order and says how many are ahead; a question nobody follows any more leaves at 
 in the memory budget while it is written and given back after."""
 import threading
 import time
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 
 import pytest
 import torch
@@ -12,7 +12,7 @@ import torch
 from model.causal.decoding import generate
 from model.llama import Llama, LlamaConfig
 from model.sampling import Sampling
-from runtime import batching
+from runtime import batching, model_thread
 from runtime.budget import BoundedCache, OverBudget
 
 MB = 2**20
@@ -121,3 +121,23 @@ def test_the_model_is_kept_in_the_budget_while_its_answers_are_written(model, ro
     job.future.result(30)
     until(lambda: w.idle)
     assert "the model" in room and not room._items["the model"].pinned
+
+
+def test_an_answer_in_flight_goes_on_while_a_newcomer_s_prompt_is_read(model, room, monkeypatch):
+    """A newcomer's prompt is read on the other model thread: the answers in flight get their next words meanwhile
+    (held here at its first word, said when its reading ends, the newcomer never stops them)."""
+    threads = ThreadPoolExecutor(2, thread_name_prefix="attnviz-model")  # two model threads, as the image's two cores
+    monkeypatch.setattr(model_thread, "model_threads", lambda: threads)
+    w = batching.Writer(model)
+    said, reading, gate = [], threading.Event(), threading.Event()
+    first = w.ask(prompt(5, 11), 100, None, (), lambda word: (said.append(word), time.sleep(0.005)))
+    until(lambda: len(said) >= 2)
+    newcomer = w.ask(prompt(7, 12), 5, None, (), lambda word: reading.set() or gate.wait(20))
+    until(reading.is_set)
+    at = len(said)
+    until(lambda: len(said) >= at + 5 or first.future.done(), timeout=10)
+    gate.set()
+    assert len(said) >= at + 5  # written while the newcomer's reading was held
+    assert newcomer.future.result(30).written.tolist() == alone(model, prompt(7, 12), 5)
+    assert first.future.result(60).written.tolist() == alone(model, prompt(5, 11), 100) == said
+    threads.shutdown()
