@@ -277,13 +277,16 @@ _writers: dict = {}
 _writers_lock = threading.Lock()
 
 
-def writer(key, model, off=None, spare: tuple = ()) -> Writer:
+def writer(key, model, off=None, spare: tuple = (), layers=None) -> Writer:
     """The Writer of key (a model and its heads off), made when first asked; forgotten when it has nothing to do.
-    spare: the model's key in the budget (Writer)."""
+    spare: the model's key in the budget (Writer). layers: the model's batch layer graphs, once traced
+    (model.causal.compiled_batch): its next steps take them (the same numbers, without the GIL)."""
     with _writers_lock:
         found = _writers.get(key)
         if found is None or found.batch.model is not model:
             found = _writers[key] = Writer(model, off, on_idle=lambda w: _idle(key, w), spare=spare)
+        if layers is not None:
+            found.batch.compiled = layers
         return found
 
 

@@ -1,6 +1,7 @@
 """Where the model runs: the process's long-lived model threads, torch's thread count, and each model's compiled
 pass (model.compiled), traced in the background after its first eager pass."""
 import os
+import sys
 import threading
 import time
 import weakref
@@ -11,6 +12,7 @@ import streamlit as st
 import torch
 
 from locales import _, ngettext
+from model.causal.compiled_batch import compiled_batch_layers
 from model.compiled import compiled_pass, compiled_step
 
 SPINNER_AFTER = 0.25  # s: a model pass still running by then gets a spinner on the page
@@ -41,9 +43,18 @@ def workers() -> int:
     return max(1, cores // apply_torch_threads())
 
 
+# s a thread waits for Python's GIL before asking its holder to let go (Python's default: 0.005). A model thread
+# returns to Python between two of its graphs (a batch's layers: model.causal.compiled_batch) and must not wait 5 ms
+# behind a page's script each time: beside a busy Python thread a 40-row step of SmolLM2 through its layer graphs
+# took 306 ms at 5 ms, 267 ms at 0.2 ms; eagerly at 5 ms, 336 ms; 236 ms alone (bench/batch_layers.py).
+SWITCH_INTERVAL = 0.0002
+
+
 @st.cache_resource
 def model_threads() -> ThreadPoolExecutor:
-    """The process's long-lived threads for the model, workers() of them."""
+    """The process's long-lived threads for the model, workers() of them (and the process's GIL switch interval,
+    SWITCH_INTERVAL, set once they exist)."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
     return ThreadPoolExecutor(workers(), thread_name_prefix="attnviz-model")
 
 
@@ -154,7 +165,8 @@ class Compiling:
     """A model's model.compiled.CompiledPass, traced on a model thread after the model's first pass (which runs
     eagerly), so that neither a cold model nor a one-off random configuration waits for the tracing (0.08 s
     for MiniLM; 0.18 s and a 0.05 s warm-up call at bert-base size); and, for a model that writes, its
-    CompiledStep, traced after its first generation (1.4 s for SmolLM2). Per model, never per request."""
+    CompiledStep, traced after its first generation (1.4 s for SmolLM2); for a chat model, its batch's layer graphs,
+    traced after its first question (about 1 s for SmolLM2). Per model, never per request."""
 
     def __init__(self, model):
         self._model, self._futures, self._lock = model, {}, threading.Lock()
@@ -166,6 +178,10 @@ class Compiling:
     def ready_step(self):
         """The compiled generation step once it is built; None before, or if it could not be built."""
         return self._ready(_trace_step)
+
+    def ready_batch(self):
+        """The batch's layer graphs (model.causal.compiled_batch) once built; None before, or if they could not be."""
+        return self._ready(_trace_batch)
 
     def _ready(self, build):
         future = self._futures.get(build)
@@ -190,6 +206,9 @@ class Compiling:
 
     def start_step(self) -> None:
         self.start(_trace_step)
+
+    def start_batch(self) -> None:
+        self.start(_trace_batch)
 
     def settle(self) -> None:
         """Cancel the tracings waiting in the queue, or wait for those running to end (a second or so)."""
@@ -219,3 +238,8 @@ def _trace_and_warm(model_ref: weakref.ref):
 def _trace_step(model_ref: weakref.ref):
     model = model_ref()
     return None if model is None else compiled_step(model)
+
+
+def _trace_batch(model_ref: weakref.ref):
+    model = model_ref()
+    return None if model is None else compiled_batch_layers(model)

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from model.cache import KeyValues
+from model.causal.compiled_batch import BatchLayers
 from model.causal.decoding import choices
 from model.causal.rows import TOP, Joining, Row, map_entries
 from model.heads import HeadsOff, keep_of
@@ -31,6 +32,10 @@ from model.kinds import Block as Attention
 from model.sampling import Sampling
 
 PREFIXES = 4  # shared beginnings of prompts kept per batch (Batch.join's shared)
+# A step's padded keys and values are made for as many layers at once as fit in this (3-4 of SmolLM2's for 40 rows of
+# 60-80 words): a row is copied once per few layers, not once a layer (fewer returns to Python, each one a wait for
+# the GIL when the pages are busy)
+ROOM_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Batch:
         c = model.config
         self.layers, self.kv_heads, self.head_dim = c.n_layer, c.num_key_value_heads, c.head_dim
         self.rows: list[Row] = []
+        # each layer's step as a graph (model.causal.compiled_batch), when the model's are traced and no head is off
+        self.compiled: BatchLayers | None = None
         self._prefixes: dict[tuple[int, ...], _Read] = {}  # read beginnings, the most recently used last
 
     def token_bytes(self) -> int:
@@ -192,25 +199,35 @@ class Batch:
             present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
-        if B > 1:  # one layer's padded keys and values, (2, B, kv, S + 1, d), made once and rewritten by each layer
-            room = torch.zeros(2, B, self.kv_heads, longest + 1, self.head_dim)
+        if B > 1:  # a few layers' padded keys and values, (G, 2, B, kv, S + 1, d), made once and rewritten by each G
+            group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
+            rooms = torch.zeros(group, 2, B, self.kv_heads, longest + 1, self.head_dim)
         for i, block in enumerate(model.blocks):
             if B == 1:
                 past = KeyValues(*(rows[0].cache[i, None, j, :, :longest] for j in range(2)))
             else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
-                for b, r in enumerate(rows):  # keys and values at once; the padding stays 0 from layer to layer
-                    room[:, b, :, longest - r.length:longest] = r.cache[i, :, :, :r.length]
+                if i % group == 0:  # a row's keys and values of G layers at once; the padding stays 0 throughout
+                    n = min(group, self.layers - i)
+                    for b, r in enumerate(rows):
+                        rooms[:n, :, b, :, longest - r.length:longest] = r.cache[i:i + n, :, :, :r.length]
+                room = rooms[i % group]
+                if self.compiled is not None and self.off is None:  # the layer's graph: no GIL taken inside
+                    x, row, kv = self.compiled(i, x, mask, starts, room)
+                    new.append(kv)
+                    maps.append(row)
+                    hidden.append(x[:, 0])
+                    continue
                 past = KeyValues(room[0, :, :, :longest], room[1, :, :, :longest], starts, (room[0], room[1]))
             out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
             del past
             x = out.x
-            # (B, kv, d) each, copied: the next layer writes its own into the same room
-            new.append((out.kv.k[:, :, -1].clone(), out.kv.v[:, :, -1].clone()))
+            # (2, B, kv, d), copied: the next layer writes its own into the same room
+            new.append(torch.stack((out.kv.k[:, :, -1], out.kv.v[:, :, -1])))
             maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
-        written = torch.stack([torch.stack(kv, 1) for kv in new], 1)  # (B, layers, 2, kv, d)
+        written = torch.stack(new)  # (layers, 2, B, kv, d)
         for b, r in enumerate(rows):
-            r.cache[:, :, :, r.length] = written[b]
+            r.cache[:, :, :, r.length] = written[:, :, b]
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
         maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
         finished = []

@@ -115,11 +115,11 @@ class RotaryGroupedAttention(nn.Module):
         wide). The rest as MultiHeadAttention.attend."""
         B, L, _ = query.shape
         start = 0 if past is None else past.length
-        if torch.jit.is_tracing():  # a traced pass (model.compiled) takes any length: computed from the input's
-            cos, sin = traced_rotation(start + torch.arange(query.size(1)), self.head_dim, self.theta)
-        elif past is not None and past.starts is not None:  # rows at positions of their own (model.causal.batch)
-            positions = past.starts[:, None] + torch.arange(L)  # (B, L)
+        if past is not None and past.starts is not None:  # rows at positions of their own (model.causal.batch)
+            positions = past.starts[:, None] + torch.arange(L)  # (B, L), traced or not
             cos, sin = (t.view(B, 1, L, -1) for t in traced_rotation(positions.reshape(-1), self.head_dim, self.theta))
+        elif torch.jit.is_tracing():  # a traced pass (model.compiled) takes any length: computed from the input's
+            cos, sin = traced_rotation(start + torch.arange(query.size(1)), self.head_dim, self.theta)
         else:
             cos, sin = rotation(start, L, self.head_dim, self.theta)
         q = rotate(self._heads(self.q_proj(query), self.num_heads), cos, sin)  # (B, nh, L, d)

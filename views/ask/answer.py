@@ -16,7 +16,7 @@ from model.causal.chat import Conversation
 from model.causal.rows import Written
 from runtime import batching, memory, streams
 from runtime.budget import Kind
-from runtime.models import Choice, model_key
+from runtime.models import Choice, compiling, model_key
 from views.ask.text import text_html
 from views.language_model.run import Writing, _frozen, as_writing
 from views.shell.errors import cached
@@ -95,8 +95,12 @@ def start(loaded, q: Question):
         return finished
 
     def ask(say):  # only when the stream starts: a session following another's answer makes no writer
+        traced = compiling(q.choice)  # the batch's layer graphs: traced in the background after the first question
+        layers = None if traced is None else traced.ready_batch()
+        if traced is not None and layers is None:
+            traced.start_batch()
         writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads),
-                                 spare=(model_key(q.choice),))
+                                 spare=(model_key(q.choice),), layers=layers)
         return writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say, shared, done)
 
     return ask

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from model.causal.batch import Batch
+from model.causal.compiled_batch import compiled_batch_layers
 from model.causal.decoding import choices, generate
 from model.causal.logit_lens import layer_outputs
 from model.causal.rows import TOP, Joining
@@ -220,3 +221,57 @@ def test_prompts_joining_together_are_read_in_one_pass_and_answer_as_alone(model
     assert sorted(reads) == [1, 1, 1, 1, 2]  # two beginnings read alone; the rests in three passes, two together
     for row, words, p in zip(rows, said, ps):
         check_same(model, row, words, p, 12)
+
+
+# A batch step through each layer's graph (model.causal.compiled_batch) writes what the eager step writes, bit for bit;
+# a graph traced once serves any number of rows and words.
+COMPILED_ASKS = [(0, 3, 12, None), (0, 9, 25, Sampling(0.8, 20, None, 7)), (2, 17, 7, None), (5, 30, 15, None),
+        (9, 1, 30, Sampling(1.3, None, 0.9, 11))]  # (joins at step, prompt length, words, sampling)
+
+
+def written(model, compiled, asks=COMPILED_ASKS, seed=1):
+    batch, ps = Batch(model), prompts(*(a[1] for a in asks), seed=seed)
+    batch.compiled = compiled
+    rows = [None] * len(asks)
+    with torch.inference_mode():
+        step = 0
+        while step == 0 or batch.rows or any(r is None for r in rows):
+            for i, (at, _n, steps, sampling) in enumerate(asks):
+                if at == step:
+                    rows[i] = batch.join(ps[i], steps, sampling)
+            batch.step()
+            step += 1
+    return [r.result() for r in rows]
+
+
+def test_the_layers_graphs_write_what_the_eager_step_writes_bit_for_bit(model):
+    compiled = compiled_batch_layers(model)
+    assert compiled is not None and len(compiled) == len(model.blocks)
+    for eager, graph in zip(written(model, None), written(model, compiled), strict=True):
+        assert graph.written.tolist() == eager.written.tolist()
+        for name in ("attentions", "hidden", "candidates", "final", "tempered"):
+            assert torch.equal(getattr(graph, name), getattr(eager, name)), name
+
+
+def test_a_graph_traced_once_serves_other_rows_and_lengths(model):
+    compiled = compiled_batch_layers(model)
+    asks = [(0, 40, 20, None), (0, 2, 40, None), (3, 11, 9, None)]  # longer and shorter than the traced example
+    for eager, graph in zip(written(model, None, asks, 5), written(model, compiled, asks, 5), strict=True):
+        assert graph.written.tolist() == eager.written.tolist()
+        assert torch.equal(graph.attentions, eager.attentions)
+
+
+def test_heads_switched_off_step_eagerly(model):
+    batch = Batch(model, model.heads_off([(1, 2)]))
+    batch.compiled = compiled_batch_layers(model)  # traced with every head on: not used
+    with torch.inference_mode():
+        a, b = (batch.join(p, 6) for p in prompts(4, 9, seed=3))
+        while batch.rows:
+            batch.step()
+        off = Batch(model, model.heads_off([(1, 2)]))
+        c, d = (off.join(p, 6) for p in prompts(4, 9, seed=3))
+        while off.rows:
+            off.step()
+    for graph, eager in ((a, c), (b, d)):
+        assert graph.written == eager.written
+        assert torch.equal(graph.result().hidden, eager.result().hidden)  # head 1.2's output zeroed, as eagerly

@@ -1,0 +1,81 @@
+"""A batch's step through each layer as one TorchScript graph (model.causal.batch.Batch.step, rows at positions of
+their own, no head switched off).
+
+Why: while a class asks, the pages' scripts and the server's event loop hold Python's GIL about a third of the time,
+and an eager step returns to Python between its ~4,000 operations: a 40-row step of SmolLM2 took 0.3 s in the served
+class against 0.24 s alone. A layer's graph runs its ~35 operations in C++ without the GIL, so a step takes it 30
+times instead of thousands (bench/batch_layers.py measures both, beside a busy Python thread).
+
+Each graph is traced on a small batch and checked bit for bit against the eager layer on another (more rows, more
+words, other positions), so that nothing of the example's size was frozen into it; compiled_batch_layers returns
+None when a check fails or tracing does, and the step runs eagerly. The graphs share the model's weights (no copy)
+and hold no state of a batch: one set per model, for every session.
+"""
+import warnings
+
+import torch
+from torch import Tensor, nn
+
+from model.cache import KeyValues
+
+# What the tracing says it froze (the one word a step reads) is checked against the eager layer instead.
+warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+
+
+class _LayerStep(nn.Module):
+    """One block's step: x (B, 1, E) after a left-padded room (2, B, kv, S + 1, d) whose last column is the new word's
+    (written there), at positions starts (B,), mask (B, 1, 1, S + 1) -> (x, the attention row (B, nh, S + 1), the new
+    word's keys and values (2, B, kv, d))."""
+
+    def __init__(self, block: nn.Module):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x: Tensor, mask: Tensor, starts: Tensor, room: Tensor):
+        S = room.size(3) - 1
+        past = KeyValues(room[0, :, :, :S], room[1, :, :, :S], starts, (room[0], room[1]))
+        out = self.block.run(x, mask=mask, past=past, use_cache=True)
+        return out.x, out.attention[:, :, 0], room[:, :, :, S].clone()
+
+
+class BatchLayers:
+    """Each layer's graph (_LayerStep): layers[i](x, mask, starts, room) -> (x, attention row, new keys and values)."""
+
+    def __init__(self, model: nn.Module, example: tuple[Tensor, ...]):
+        with torch.inference_mode():
+            self._graphs = [torch.jit.trace(_LayerStep(b).eval(), example, check_trace=False) for b in model.blocks]
+
+    def __len__(self) -> int:
+        return len(self._graphs)
+
+    def __call__(self, i: int, x: Tensor, mask: Tensor, starts: Tensor, room: Tensor):
+        with torch.jit.optimized_execution(False):  # exactly the eager layer's kernels
+            return self._graphs[i](x, mask, starts, room)
+
+
+def layer_inputs(model: nn.Module, rows: int, words: int, seed: int) -> tuple[Tensor, ...]:
+    """A step's inputs for one layer: `rows` rows of up to `words` words, their padding blocked and zero."""
+    c, g = model.config, torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, 1, c.hidden_size, generator=g)
+    starts = torch.randint(1, words + 1, (rows,), generator=g)
+    present = torch.arange(words + 1)[None, :] >= (words - starts)[:, None]  # (B, S + 1)
+    mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=words)
+    room = torch.randn(2, rows, c.num_key_value_heads, words + 1, c.head_dim, generator=g)
+    return x, mask, starts, room * present[None, :, None, :, None]
+
+
+def compiled_batch_layers(model: nn.Module) -> BatchLayers | None:
+    """The model's BatchLayers, traced on 3 rows of 5 words and checked on 6 rows of 17, layer by layer, bit for bit;
+    None if this torch cannot trace them or a graph differs (the batch then steps eagerly)."""
+    try:
+        layers = BatchLayers(model, layer_inputs(model, 3, 5, 0))
+        check = layer_inputs(model, 6, 17, 1)
+        with torch.inference_mode():
+            for i, block in enumerate(model.blocks):
+                eager = _LayerStep(block)(*(t.clone() for t in check))
+                graph = layers(i, *(t.clone() for t in check))
+                if not all(torch.equal(a, b) for a, b in zip(eager, graph)):
+                    return None
+        return layers
+    except Exception:  # noqa: BLE001 - any failure to trace or run means: step eagerly, as before
+        return None
