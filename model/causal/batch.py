@@ -11,9 +11,9 @@ all that could part them; tests/model/causal/test_batch.py checks greedy and see
 and arrival times, token for token, and the attention kept against generate's.
 
 Memory: each row's storage is its own (model.causal.rows.Row), allocated once for its prompt and its most words;
-a step makes one layer's padded keys and values, with room for the new word (KeyValues.room: the attention writes
-it there instead of concatenating another copy), and each layer copies its own into it: a row's keys and values of a
-layer at once (Row.cache), the padding zeroed once a step. What a row keeps for its page is small per step: each layer's
+a step makes a few layers' padded keys and values (ROOM_BYTES at most), with room for the new word (KeyValues.room:
+the attention writes it there instead of concatenating another copy): a row's keys and values of those layers copied
+at once (Row.cache), the padding zeroed once a step. What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
 """
 import math
@@ -199,6 +199,7 @@ class Batch:
             present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
+        compiled = self.compiled if self.off is None else None  # read once: another thread may set it meanwhile
         if B > 1:  # a few layers' padded keys and values, (G, 2, B, kv, S + 1, d), made once and rewritten by each G
             group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
             rooms = torch.zeros(group, 2, B, self.kv_heads, longest + 1, self.head_dim)
@@ -211,8 +212,8 @@ class Batch:
                     for b, r in enumerate(rows):
                         rooms[:n, :, b, :, longest - r.length:longest] = r.cache[i:i + n, :, :, :r.length]
                 room = rooms[i % group]
-                if self.compiled is not None and self.off is None:  # the layer's graph: no GIL taken inside
-                    x, row, kv = self.compiled(i, x, mask, starts, room)
+                if compiled is not None:  # the layer's graph: no GIL taken inside
+                    x, row, kv = compiled(i, x, mask, starts, room)
                     new.append(kv)
                     maps.append(row)
                     hidden.append(x[:, 0])
