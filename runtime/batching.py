@@ -176,6 +176,12 @@ class Writer:
         started = False
         try:
             started = self._join()
+        except BaseException as e:  # noqa: BLE001 - said to the questions being read, never lost on a model thread
+            started = True
+            with self._lock:
+                reading = [a for a in self._flight if a not in self._admitted and a not in self._ready]
+            for asked in reading:
+                self._end(asked, error=e)
         finally:
             with self._lock:
                 self._reading = False

@@ -110,6 +110,19 @@ def test_an_answer_that_could_never_fit_the_budget_is_refused_with_its_message(m
         job.future.result(30)
 
 
+def test_a_reading_that_fails_says_why_to_its_questions_and_the_writer_goes_on(model, room, monkeypatch):
+    w = batching.Writer(model)
+    monkeypatch.setattr(w.batch, "row_bytes", lambda *args: 1 / 0)
+    failing = w.ask(prompt(6, 13), 5, None, (), lambda word: None)
+    with pytest.raises(ZeroDivisionError):
+        failing.future.result(30)
+    monkeypatch.undo()
+    assert w.ask(prompt(6, 14), 5, None, (), lambda word: None).future.result(30).written.tolist() == \
+        alone(model, prompt(6, 14), 5)
+    until(lambda: w.idle)
+    assert room.reserved == 0
+
+
 def test_the_model_is_kept_in_the_budget_while_its_answers_are_written(model, room):
     room.put("the model", torch.zeros(1000), kind="model")
     w = batching.Writer(model, spare=("the model",))
