@@ -33,8 +33,8 @@ from runtime.model_thread import QUEUE
 # last waits ~2 minutes. Memory bounds it too: each answer's room is promised in the budget (11.7 MB for 48 words after
 # a 36-token question), so with the default budget and SmolLM2 in it 38 are in flight and the rest wait.
 LIMIT = 40
-JOINS = 4  # prompts read per tick at most: the answers in flight wait for at most this many before their next word
-IDLE = 0.05  # s a tick waits when nothing could start (the budget's room promised to other work)
+JOINS = 4  # prompts read together at most (a reading: the first words of that many wait for one pass)
+IDLE = 0.05  # s a reading waits when nothing could start (the budget's room promised to other work)
 
 
 class Asked:
@@ -133,20 +133,15 @@ class Writer:
             self._reading = True
             QUEUE.submit(self._read, ())
 
-    def _settled(self) -> bool:
-        """Under the lock, at a job's end: whether it has nothing left to do (its spare keys then let go)."""
-        if self._flight or self._waiting or self._ticking or self._reading:
-            return False
-        if self._kept:  # under the lock: a question asked now keeps them again
-            self._kept = False
-            for key in self.spare:
-                budget().unkeep(key)
-        return True
-
     def _ended(self) -> None:
+        """At a job's end: the jobs its work still needs queued; when it has none, its spare keys let go."""
         with self._lock:
             self._start()
-            settled = self._settled()
+            settled = not (self._flight or self._waiting or self._ticking or self._reading)
+            if settled and self._kept:  # under the lock: a question asked now keeps them again
+                self._kept = False
+                for key in self.spare:
+                    budget().unkeep(key)
         if settled and self._on_idle is not None:
             self._on_idle(self)
 
