@@ -195,6 +195,10 @@ class Compiling:
     def step_started(self) -> bool:
         return _trace_step in self._futures
 
+    @property
+    def batch_started(self) -> bool:
+        return _trace_batch in self._futures
+
     def start(self, build=None) -> None:
         """Queue the pass's tracing (or build: _trace_step for the generation step's), once."""
         build = build or _trace_and_warm

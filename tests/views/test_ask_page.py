@@ -5,6 +5,7 @@ on "France" when it writes "Paris"), heads switched off rewriting the answer bes
 and a long question cut with a notice. Slow: the model loads in ~1 s, each answer takes one to three."""
 import html
 import io
+import time
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from model.kinds import SourceKey
 from model.llama.smollm2 import load, packaged
 from runtime import memory
 from runtime.budget import Kind
-from runtime.models import Choice
+from runtime.models import Choice, compiling
 from views.ask.answer import Question
 from views.ask.page import DEFAULT_MOST, DEFAULT_QUESTION, MAX_QUESTION_TOKENS
 from views.ask.sink import csv_of
@@ -68,6 +69,18 @@ def test_the_answer_is_the_models_own(smollm2):
     at = open_ask()
     assert answers(at) == [want] == ["The capital of France is Paris."]
     assert link_value(at, "q") == DEFAULT_QUESTION and any("(end of turn)" in m.value for m in at.markdown)
+
+
+def test_a_first_question_has_the_models_batch_layers_traced_for_a_class():
+    """The answers of a class are written through each layer's graph (model.causal.compiled_batch): traced in the
+    background after the model's first question, and checked bit for bit on SmolLM2 itself (None if not)."""
+    open_ask()
+    traced = compiling(Choice(SourceKey.SMOLLM2))
+    assert traced.batch_started
+    end = time.monotonic() + 60
+    while traced.ready_batch() is None and time.monotonic() < end:
+        time.sleep(0.1)
+    assert traced.ready_batch() is not None and len(traced.ready_batch()) == 30
 
 
 def test_writing_paris_layer_23_head_4_looks_at_france(smollm2):

@@ -16,6 +16,7 @@ from model.causal.chat import Conversation
 from model.causal.rows import Written
 from runtime import batching, memory, streams
 from runtime.budget import Kind
+from runtime.model_thread import may_trace
 from runtime.models import Choice, compiling, model_key
 from views.ask.text import text_html
 from views.language_model.run import Writing, _frozen, as_writing
@@ -97,8 +98,8 @@ def start(loaded, q: Question):
     def ask(say):  # only when the stream starts: a session following another's answer makes no writer
         traced = compiling(q.choice)  # the batch's layer graphs: traced in the background after the first question
         layers = None if traced is None else traced.ready_batch()
-        if traced is not None and layers is None:
-            traced.start_batch()
+        if traced is not None and layers is None and not traced.batch_started and may_trace(q.choice):
+            traced.start_batch()  # a link's random model only so many times a process (may_trace)
         writer = batching.writer(("ask", q.choice, heads), model, model.heads_off(heads),
                                  spare=(model_key(q.choice),), layers=layers)
         return writer.ask(torch.tensor(c.ids, dtype=torch.long), q.most, sampling, {c.end_of_turn}, say, shared, done)
