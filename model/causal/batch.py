@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from model.cache import KeyValues
-from model.causal.compiled_batch import BatchLayers
+from model.causal.compiled_batch import BatchLayers, layer_step
 from model.causal.decoding import choices
 from model.causal.rows import TOP, Joining, Row, map_entries
 from model.heads import HeadsOff, keep_of
@@ -204,27 +204,22 @@ class Batch:
             group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
             rooms = torch.zeros(group, 2, B, self.kv_heads, longest + 1, self.head_dim)
         for i, block in enumerate(model.blocks):
-            if B == 1:
+            keep = keep_of(self.off, Attention.DECODER, i)
+            if B == 1:  # its cache read where it is
                 past = KeyValues(*(rows[0].cache[i, None, j, :, :longest] for j in range(2)))
+                out = block.run(x, mask=mask, past=past, keep=keep, use_cache=True)
+                x, row, kv = out.x, out.attention[:, :, 0], torch.stack((out.kv.k[:, :, -1], out.kv.v[:, :, -1]))
             else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
                 if i % group == 0:  # a row's keys and values of G layers at once; the padding stays 0 throughout
                     n = min(group, self.layers - i)
                     for b, r in enumerate(rows):
                         rooms[:n, :, b, :, longest - r.length:longest] = r.cache[i:i + n, :, :, :r.length]
-                room = rooms[i % group]
                 if compiled is not None:  # the layer's graph: no GIL taken inside
-                    x, row, kv = compiled(i, x, mask, starts, room)
-                    new.append(kv)
-                    maps.append(row)
-                    hidden.append(x[:, 0])
-                    continue
-                past = KeyValues(room[0, :, :, :longest], room[1, :, :, :longest], starts, (room[0], room[1]))
-            out = block.run(x, mask=mask, past=past, keep=keep_of(self.off, Attention.DECODER, i), use_cache=True)
-            del past
-            x = out.x
-            # (2, B, kv, d), copied: the next layer writes its own into the same room
-            new.append(torch.stack((out.kv.k[:, :, -1], out.kv.v[:, :, -1])))
-            maps.append(out.attention[:, :, 0])  # (B, nh, S + 1)
+                    x, row, kv = compiled(i, x, mask, starts, rooms[i % group])
+                else:
+                    x, row, kv = layer_step(block, x, mask, starts, rooms[i % group], keep)
+            new.append(kv)  # (2, B, kv, d)
+            maps.append(row)  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
         written = torch.stack(new)  # (layers, 2, B, kv, d)
         for b, r in enumerate(rows):

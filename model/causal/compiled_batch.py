@@ -22,20 +22,26 @@ from model.cache import KeyValues
 warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
 
 
+def layer_step(block: nn.Module, x: Tensor, mask: Tensor, starts: Tensor, room: Tensor, keep: Tensor | None = None):
+    """One block's step of a batch: x (B, 1, E) after a left-padded room (2, B, kv, S + 1, d) whose last column is
+    the new word's (written there), at positions starts (B,), mask (B, 1, 1, S + 1), keep (nh,) or None (every head
+    on) -> (x, the attention row (B, nh, S + 1), the new word's keys and values (2, B, kv, d), copied: the next layer
+    writes its own into the same room)."""
+    S = room.size(3) - 1
+    past = KeyValues(room[0, :, :, :S], room[1, :, :, :S], starts, (room[0], room[1]))
+    out = block.run(x, mask=mask, past=past, keep=keep, use_cache=True)
+    return out.x, out.attention[:, :, 0], room[:, :, :, S].clone()
+
+
 class _LayerStep(nn.Module):
-    """One block's step: x (B, 1, E) after a left-padded room (2, B, kv, S + 1, d) whose last column is the new word's
-    (written there), at positions starts (B,), mask (B, 1, 1, S + 1) -> (x, the attention row (B, nh, S + 1), the new
-    word's keys and values (2, B, kv, d))."""
+    """layer_step with every head on, as a module to trace."""
 
     def __init__(self, block: nn.Module):
         super().__init__()
         self.block = block
 
     def forward(self, x: Tensor, mask: Tensor, starts: Tensor, room: Tensor):
-        S = room.size(3) - 1
-        past = KeyValues(room[0, :, :, :S], room[1, :, :, :S], starts, (room[0], room[1]))
-        out = self.block.run(x, mask=mask, past=past, use_cache=True)
-        return out.x, out.attention[:, :, 0], room[:, :, :, S].clone()
+        return layer_step(self.block, x, mask, starts, room)
 
 
 class BatchLayers:
