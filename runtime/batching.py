@@ -65,10 +65,8 @@ class Writer:
                  spare: tuple = ()):
         """spare: the budget's keys its room must never be made by dropping (the model's own: dropped from the
         budget while it writes, it would be loaded again beside itself)."""
-        self.batch = Batch(model, off)
-        self.spare = spare
+        self.batch, self.spare, self.limit = Batch(model, off), spare, limit
         self._kept = False  # the spare keys kept in the budget while it has work
-        self.limit = limit
         self._lock = threading.Lock()
         self._waiting: deque[Asked] = deque()
         self._flight: list[Asked] = []  # promised their room: being read, read (ready) or in the batch (admitted)
@@ -114,7 +112,11 @@ class Writer:
     @property
     def idle(self) -> bool:
         with self._lock:
-            return not (self._flight or self._waiting or self._ticking or self._reading)
+            return self._idle()
+
+    def _idle(self) -> bool:
+        """Under the lock: nothing in flight, waiting or queued."""
+        return not (self._flight or self._waiting or self._ticking or self._reading)
 
     # ------------------------------------------------------------------ on the model threads
     def _start(self) -> None:
@@ -137,7 +139,7 @@ class Writer:
         """At a job's end: the jobs its work still needs queued; when it has none, its spare keys let go."""
         with self._lock:
             self._start()
-            settled = not (self._flight or self._waiting or self._ticking or self._reading)
+            settled = self._idle()
             if settled and self._kept:  # under the lock: a question asked now keeps them again
                 self._kept = False
                 for key in self.spare:
