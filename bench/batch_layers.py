@@ -6,10 +6,9 @@ wall ms a step over 2 x 10 steps of each, the same words checked.
 
     .venv/bin/python bench/batch_layers.py
 """
-import json
+import contextlib
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.class_asks import questions  # noqa: E402
+from bench.timing import Busy  # noqa: E402
 from harness.record import run  # noqa: E402
 from model.causal.batch import Batch  # noqa: E402
 from model.causal.chat import conversation  # noqa: E402
@@ -26,15 +26,6 @@ from model.llama.smollm2 import load, packaged  # noqa: E402
 from runtime.model_thread import SWITCH_INTERVAL  # noqa: E402
 
 ROWS, STEPS, ROUNDS = 40, 10, 2
-
-
-def busy(stop: threading.Event) -> None:
-    data = {"rows": [list(range(50)) for _ in range(50)]}
-    while not stop.is_set():
-        start = time.perf_counter()
-        while time.perf_counter() - start < 0.01:
-            json.loads(json.dumps(data))
-        time.sleep(0.02)
 
 
 def main():
@@ -56,25 +47,22 @@ def main():
     print("|---|---:|---:|---:|---:|---|")
     with torch.inference_mode():
         for beside in ("nothing", "a busy Python thread"):
-            stop = threading.Event()
-            if beside != "nothing":
-                threading.Thread(target=busy, args=(stop,), daemon=True).start()
-            for interval in (0.005, SWITCH_INTERVAL):
-                sys.setswitchinterval(interval)
-                times, words = {"eager": [], "graphs": []}, {}
-                for _ in range(ROUNDS):
-                    for name, compiled in (("eager", None), ("graphs", layers)):
-                        b = batch(compiled)
-                        for _ in range(STEPS):
-                            t = time.perf_counter()
-                            b.step()
-                            times[name].append(time.perf_counter() - t)
-                        words[name] = [r.written for r in b.rows]
-                eager, graphs = (statistics.median(times[k]) * 1000 for k in ("eager", "graphs"))
-                same = "yes" if words["eager"] == words["graphs"] else "NO"
-                print(f"| {beside} | {interval * 1000:g} ms | {eager:.0f} | {graphs:.0f} | {graphs / eager:.2f}x "
-                      f"| {same} |")
-            stop.set()
+            with Busy(0.01, 0.02) if beside != "nothing" else contextlib.nullcontext():
+                for interval in (0.005, SWITCH_INTERVAL):
+                    sys.setswitchinterval(interval)
+                    times, words = {"eager": [], "graphs": []}, {}
+                    for _ in range(ROUNDS):
+                        for name, compiled in (("eager", None), ("graphs", layers)):
+                            b = batch(compiled)
+                            for _ in range(STEPS):
+                                t = time.perf_counter()
+                                b.step()
+                                times[name].append(time.perf_counter() - t)
+                            words[name] = [r.written for r in b.rows]
+                    eager, graphs = (statistics.median(times[k]) * 1000 for k in ("eager", "graphs"))
+                    same = "yes" if words["eager"] == words["graphs"] else "NO"
+                    print(f"| {beside} | {interval * 1000:g} ms | {eager:.0f} | {graphs:.0f} | {graphs / eager:.2f}x "
+                          f"| {same} |")
     sys.setswitchinterval(0.005)
 
 

@@ -10,7 +10,6 @@ setting), all-MiniLM-L6-v2; Hugging Face's eager BertModel (output_attentions=Tr
 import argparse
 import platform
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,29 +17,11 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.timing import cpu_ms  # noqa: E402
+from bench.timing import Busy, cpu_ms  # noqa: E402
 from harness.record import run  # noqa: E402
 from model.bert import BertModel  # noqa: E402
 from model.compiled import CompiledPass  # noqa: E402
 from model.loading.sources import packaged_model_dir  # noqa: E402
-
-
-class Busy:
-    """A Python thread that never lets go of the interpreter for long (a page script, the event loop)."""
-
-    def __enter__(self):
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-        return self
-
-    def _spin(self):
-        while not self.stop.is_set():
-            sum(range(1000))
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
 
 
 def main():

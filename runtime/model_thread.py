@@ -46,7 +46,7 @@ def workers() -> int:
 # s a thread waits for Python's GIL before asking its holder to let go (Python's default: 0.005). A model thread
 # returns to Python between two of its graphs (a batch's layers: model.causal.compiled_batch) and must not wait 5 ms
 # behind a page's script each time: beside a busy Python thread a 40-row step of SmolLM2 through its layer graphs
-# took 306 ms at 5 ms, 267 ms at 0.2 ms; eagerly at 5 ms, 336 ms; 236 ms alone (bench/batch_layers.py).
+# took 306-336 ms at 5 ms, 267-277 ms at 0.2 ms; eagerly at 5 ms, 336-373 ms (bench/batch_layers.py, two runs).
 SWITCH_INTERVAL = 0.0002
 
 
