@@ -39,6 +39,7 @@ LANGS = ("en", "zh")
 NOTHING_TO_MEASURE = {"head_atlas.npz": ("induction", "same")}
 LLM = "smollm2"  # its metadata read at build time (ATTNVIZ_LLM_CACHE), its weights from the package's GGUF
 NO_CHART = {"tour"}  # pages that draw no chart by design: their stops' links instead
+DIAGRAMS = {"modern": 3}  # pages whose first part draws diagrams (SVG images), not charts: how many at least
 LIVE_SECONDS = 600  # the longest a shortened live run may take here (a full one has max_seconds of its settings)
 
 
@@ -71,6 +72,11 @@ def pages() -> dict:
                 if len(links) < 2:
                     fail(f"/{spec.path}?lang={lang}: {len(links)} links, no chart")
                 what = f"{len(links)} links"
+            elif spec.path in DIAGRAMS:
+                images = [h for h in at.get("html") if "data:image/svg+xml;base64," in h.proto.body]
+                if len(images) < DIAGRAMS[spec.path]:
+                    fail(f"/{spec.path}?lang={lang}: {len(images)} diagrams drawn, not {DIAGRAMS[spec.path]}")
+                what = f"{len(images)} diagrams"
             else:
                 if not drawn or not drawn[0].figure.get("data"):
                     fail(f"/{spec.path}?lang={lang}: no chart drawn")
