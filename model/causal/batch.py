@@ -15,6 +15,8 @@ a step makes a few layers' padded keys and values (ROOM_BYTES at most), with roo
 the attention writes it there instead of concatenating another copy): a row's keys and values of those layers copied
 at once (Row.cache), the padding zeroed once a step. What a row keeps for its page is small per step: each layer's
 attention row and output at the word read, the step's 10 likeliest words (not the 49,152 scores).
+The copies to and from the rows' own storage are TorchScript loops (model.causal.row_ops): a few calls a step,
+not a few Python operations per row, each a wait for the GIL while the pages are busy.
 """
 import math
 from collections.abc import Callable, Collection
@@ -26,6 +28,7 @@ from torch import Tensor
 from model.cache import KeyValues
 from model.causal.compiled_batch import BatchLayers, layer_step
 from model.causal.decoding import choices
+from model.causal.row_ops import fill_rooms, keep_choices, keep_step
 from model.causal.rows import TOP, Joining, Row, map_entries
 from model.heads import HeadsOff, keep_of
 from model.kinds import Block as Attention
@@ -199,6 +202,7 @@ class Batch:
             present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
+        caches, lengths = [r.cache for r in rows], [r.length for r in rows]
         compiled = self.compiled if self.off is None else None  # read once: another thread may set it meanwhile
         if B > 1:  # a few layers' padded keys and values, (G, 2, B, kv, S + 1, d), made once and rewritten by each G
             group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
@@ -211,9 +215,7 @@ class Batch:
                 x, row, kv = out.x, out.attention[:, :, 0], torch.stack((out.kv.k[:, :, -1], out.kv.v[:, :, -1]))
             else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
                 if i % group == 0:  # a row's keys and values of G layers at once; the padding stays 0 throughout
-                    n = min(group, self.layers - i)
-                    for b, r in enumerate(rows):
-                        rooms[:n, :, b, :, longest - r.length:longest] = r.cache[i:i + n, :, :, :r.length]
+                    fill_rooms(rooms, caches, lengths, i, min(group, self.layers - i), longest)
                 if compiled is not None:  # the layer's graph: no GIL taken inside
                     x, row, kv = compiled(i, x, mask, starts, rooms[i % group])
                 else:
@@ -221,23 +223,27 @@ class Batch:
             new.append(kv)  # (2, B, kv, d)
             maps.append(row)  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
-        written = torch.stack(new)  # (layers, 2, B, kv, d)
-        for b, r in enumerate(rows):
-            r.cache[:, :, :, r.length] = written[:, :, b]
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
         maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
-        finished = []
+        steps = [len(r.written) for r in rows]
+        keep_step(caches, lengths, torch.stack(new), [r.maps for r in rows], [r._filled for r in rows], maps,
+                  [r.hidden for r in rows], steps, hidden, longest)
+        greedy_words = {}
         greedy = [b for b, r in enumerate(rows) if r.sampling is None]  # chosen at once: row by row the same numbers
-        made = {}
         if greedy:
             scores = logits if len(greedy) == B else logits[greedy]
-            made = dict(zip(greedy, zip(scores.argmax(-1).tolist(), zip(*(t.split(1) for t in
-                                                                           choices(scores, None, TOP))))))
+            kept = ([rows[b].candidates for b in greedy], [rows[b].final for b in greedy],
+                    [rows[b].tempered for b in greedy])
+            keep_choices(*kept, [steps[b] for b in greedy], *choices(scores, None, TOP))
+            greedy_words = dict(zip(greedy, scores.argmax(-1).tolist()))
+        finished = []
         for b, r in enumerate(rows):
-            r._keep(maps[b, :, :, longest - r.length:])
-            r.hidden[:, len(r.written)] = hidden[b]
+            r._filled += r.length + 1
             r.length += 1
-            self._choose(r, logits[b:b + 1], made.get(b))
+            if b in greedy_words:
+                self._add(r, greedy_words[b])
+            else:
+                self._choose(r, logits[b:b + 1])
             if r.done:
                 finished.append(r)
         self.rows = [r for r in rows if not r.done]
@@ -249,22 +255,23 @@ class Batch:
             self.rows.remove(row)
         row.done = row.left = True
 
-    def _choose(self, row: Row, scores: Tensor, made: tuple | None = None) -> None:
-        """The row's next word from its scores (1, V), as generate chooses it (made: the word and its choices,
-        chosen with other rows' at once); said, and kept with the step's likeliest words."""
+    def _choose(self, row: Row, scores: Tensor) -> None:
+        """The row's next word from its scores (1, V), as generate chooses it; said, and kept with the step's
+        likeliest words."""
         if row.steps == 0:
             row.done = True
             return
-        if made is not None:
-            word, chosen = made
+        if row.sampling is None:
+            word = int(scores.argmax(-1))
         else:
-            if row.sampling is None:
-                word = int(scores.argmax(-1))
-            else:
-                word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
-            chosen = choices(scores, row.sampling, TOP)
+            word = int(torch.multinomial(row.sampling.probabilities(scores), 1, generator=row.generator)[0, 0])
         t = len(row.written)
-        row.candidates[t], row.final[t], row.tempered[t] = (c[0] for c in chosen)
+        row.candidates[t], row.final[t], row.tempered[t] = (c[0] for c in choices(scores, row.sampling, TOP))
+        self._add(row, word)
+
+    @staticmethod
+    def _add(row: Row, word: int) -> None:
+        """The word written (its likeliest words kept): said, and the row done after a stop word or its last."""
         row.written.append(word)
         if row.on_word is not None:
             row.on_word(word)

@@ -81,12 +81,6 @@ class Row:
         """Everything it holds."""
         return sum(t.nbytes for t in (self.cache, self.maps, self.hidden, self.candidates, self.final, self.tempered))
 
-    def _keep(self, maps: Tensor) -> None:
-        """The next maps (layers, nh, n) in place."""
-        n = maps.size(-1)
-        self.maps[:, :, self._filled:self._filled + n] = maps
-        self._filled += n
-
     def result(self) -> Written:
         """The finished row (assembled once, when it is done): its maps spread into the square the pages read."""
         if not self.done or self.left:
