@@ -23,7 +23,7 @@ from model.llama.smollm2 import load, packaged
 from runtime import memory
 from runtime.budget import Kind
 from runtime.models import Choice, compiling
-from views.ask.answer import Question
+from views.ask.answer import CALM, GAP, MOST_GAP, Question, gap
 from views.ask.page import DEFAULT_MOST, DEFAULT_QUESTION, MAX_QUESTION_TOKENS
 from views.ask.sink import csv_of
 from views.language_model.run import distribution_csv, npz
@@ -199,3 +199,8 @@ def test_the_sink_part_measures_the_answers_own_attention_and_eviction(smollm2):
     strongest = np.unravel_index(share.argmax(), share.shape)
     at.button(key="ask-sink-one").click().run()
     assert link_value(at, "off") == f"{strongest[0]}.{strongest[1]}" and len(answers(at)) == 2
+
+
+def test_while_a_class_asks_each_page_rewrites_its_answer_less_often():
+    assert gap(0) == gap(1) == gap(CALM) == GAP  # alone, or a few: every word as it comes
+    assert GAP < gap(2 * CALM) < gap(4 * CALM) < MOST_GAP == gap(5 * CALM) == gap(64)  # 40 answers: twice a second

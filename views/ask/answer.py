@@ -26,6 +26,10 @@ from views.widgets.next_word import SAMPLE, Way
 
 LOOK = 0.25  # s at most between two looks at an answer being written: a page wakes at each word, or after this
 GAP = 0.1  # s at least between two writes of the answer to the page (one alone writes ~20 words a second)
+# While a class asks, a page rewrites its answer less often: with 40 answers streaming, each page rewriting its own
+# at every word (one every 0.3 s) is 130 page writes a second, Python that competes with the model for the cores.
+# GAP for up to CALM answers streaming at once, then GAP per CALM of them, MOST_GAP at most (2 writes a second).
+CALM, MOST_GAP = 8, 0.5
 FOLLOWING = "_ask_following"  # a session key read while the answer is written: never set
 
 
@@ -107,6 +111,11 @@ def start(loaded, q: Question):
     return ask
 
 
+def gap(streaming: int) -> float:
+    """s at least between two writes of an answer to its page, while `streaming` answers stream at once."""
+    return min(MOST_GAP, GAP * max(1.0, streaming / CALM))
+
+
 def waiting_text(ahead: int) -> str:
     if ahead == 0:
         return _("The server is answering a full class: your question is next…")
@@ -146,7 +155,7 @@ def answer(loaded, q: Question, box=None) -> Answer:
                 if said != shown:
                     box.html(text_html(said, cursor=True))
             shown = said
-            time.sleep(max(0.0, looked + GAP - time.monotonic()))
+            time.sleep(max(0.0, looked + gap(streams.under_way()) - time.monotonic()))
             stream.wait(seen, LOOK)  # the next word, the end, or LOOK s (the line moves without words)
     finally:
         streams.leave(q.key, stream)
