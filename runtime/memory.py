@@ -21,16 +21,17 @@ COMPUTED: Counter = Counter()  # what cache misses computed, by kind: "forward" 
 _COMPUTED_LOCK = threading.Lock()
 
 
-def cached(key, compute, kind: Kind = Kind.FORWARD):
-    """compute() once per key in the process's budget, then shared by every session. Errors are raised: a page
-    calls it through views.shell.errors.cached, which says them on the page."""
+def cached(key, compute, kind: Kind = Kind.FORWARD, pinned: bool = False):
+    """compute() once per key in the process's budget, then shared by every session (pinned: kept for the life of
+    the process; only for what is small, costly and of a bounded number of keys). Errors are raised: a page calls it
+    through views.shell.errors.cached, which says them on the page."""
     def counted():
         result = compute()  # a long pass shows its spinner (on_model_thread)
         with _COMPUTED_LOCK:
             COMPUTED[kind] += 1
         return result
 
-    return budget().get_or_build(key, counted, kind, waiting=shared_wait)
+    return budget().get_or_build(key, counted, kind, pinned=pinned, waiting=shared_wait)
 
 
 def computed(key, value, kind: Kind):

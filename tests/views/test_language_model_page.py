@@ -307,3 +307,10 @@ def test_the_induction_part_surveys_every_head_over_many_probes(toy):
     accuracy = [float(a.rstrip("%")) for a in table["copy accuracy"]]
     assert accuracy[0] > 95 and accuracy[2] < 60 and accuracy[3] < 20  # the 3, then the 5 strongest switched off
     assert not any(m.value.startswith("**Beside the toy GPT**") for m in at.markdown)  # it is the toy GPT
+
+
+def test_a_checkpoints_survey_outlives_the_budget_dropping_everything_else(toy):
+    open_lm(part="induction")
+    (key,) = [k for k in memory.budget()._items if k[0] == "lm-survey" and k[1].random is None]
+    memory.budget().clear()  # what a class's sentences do to the budget's entries, at once
+    assert memory.budget().get(key, count_miss=False) is not None  # the next student waits for no survey

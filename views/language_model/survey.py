@@ -29,9 +29,12 @@ def probes_for(loaded, toy: bool) -> torch.Tensor:
 
 
 def survey_of(choice: Choice, loaded, toy: bool) -> Survey:
-    """Once per model (the whole model: the sidebar's heads off are not applied), shared."""
+    """Once per model (the whole model: the sidebar's heads off are not applied), shared. A checkpoint's is kept for
+    the life of the process: a few KB, and SmolLM2's costs 8 s of a core, which a class arriving at the tour's stop
+    waited for whenever the budget had dropped it meanwhile (each student's own sentences fill its entries); the
+    checkpoints are few, a link's random models are not (theirs stay in the budget as the rest)."""
     return cached(("lm-survey", choice), lambda: on_model_thread(survey, loaded.model, probes_for(loaded, toy)),
-                  _("The language model"), kind=Kind.CIRCUIT)
+                  _("The language model"), kind=Kind.CIRCUIT, pinned=choice.random is None)
 
 
 def toy_choice() -> Choice | None:

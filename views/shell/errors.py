@@ -25,11 +25,11 @@ def or_stop(what: str, fn: Callable, *args):
         _say_and_stop(what, e)
 
 
-def cached(key, compute, what: str | None = None, kind: Kind = Kind.FORWARD):
+def cached(key, compute, what: str | None = None, kind: Kind = Kind.FORWARD, pinned: bool = False):
     """runtime.memory.cached (compute() once per key in the process's budget, shared by every session), or a plain
     message that says `what` failed (in the session's language; default "The model") and the page stopped: a
     missing package, an unreadable checkpoint, a bad config, a model too big for the server."""
-    return or_stop(what or _("The model"), memory.cached, key, compute, kind)
+    return or_stop(what or _("The model"), memory.cached, key, compute, kind, pinned)
 
 
 @contextmanager
