@@ -13,6 +13,10 @@ as the browser does (each auto-rerun of the polling fragment at the interval the
 it has finished, then walks on. What it saw is in its outcome's notes["live"].
 
 A step's kind is "<stop> <page>/<action>" ("9 translate/next"), or "tour/open", "rollout/open", "atlas/open".
+A step whose page streams an answer of the LLM as it is written (the Ask stops: an answer not written before) is
+timed to its first word on the page, as harness/students/ask.py times a question (the page has answered: what the
+1.5 s goal asks of every step); the whole answer, written word by word after it, is its own step "<kind> answer"
+(ANSWER), judged against issue 46's goals for an answer, not against a page's.
 """
 from __future__ import annotations
 
@@ -20,10 +24,12 @@ import asyncio
 import random
 import re
 import time
+from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
 from websockets.exceptions import WebSocketException
 
+from harness.students.ask import FIRST_WORD
 from harness.students.protocol import Session
 from harness.students.results import StepFailed
 from harness.students.student import ErrorRecord, Gauge, SessionOutcome, make_sentence, run_step
@@ -38,6 +44,7 @@ RESEARCH = ("rollout", "atlas")  # opened at the end on the student's own senten
 LIVE_PART, LIVE_START = "Train it live", "live_start"  # the part's label in the ?part= control; the start button
 LIVE_LIMIT = 600.0  # s: the most a student watches a live run (training.live: a run's own limit is 300-600)
 NO_CHART = ("tour/open", "live part", "live start", "live poll")  # steps whose page need not show a chart
+ANSWER = " answer"  # the kind of a streamed answer's whole writing: its step's kind and this
 
 
 def stop_kind(k: int, path: str, action: str) -> str:
@@ -64,6 +71,7 @@ async def tour_student(index: int, url: str, rng: random.Random, start_at: float
     texts = {"text": make_sentence(rng), "src": chinese_sentence(rng)}
     await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
     session = Session(url, timeout)
+    session.watch = {"first word": FIRST_WORD.search}
     gauge = gauge or Gauge()
     expected: list[str] = []
 
@@ -75,7 +83,12 @@ async def tour_student(index: int, url: str, rng: random.Random, start_at: float
         expected.append(kind)
         if chart is None:
             chart = not kind.endswith(NO_CHART)
-        return await run_step(out, session, kind, action, value, chart)
+        result = await run_step(out, session, kind, action, value, chart)
+        if result is not None and "first word" in result.marks and out.steps and out.steps[-1].kind == kind:
+            whole = out.steps[-1]  # an answer streamed: the step is its first word, the writing its own step
+            out.steps[-1:] = [replace(whole, ms=1000 * result.marks["first word"]), replace(whole, kind=kind + ANSWER)]
+            expected.append(kind + ANSWER)
+        return result
 
     try:
         try:

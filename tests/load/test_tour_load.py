@@ -5,7 +5,7 @@ from urllib.parse import parse_qs
 
 from harness.servers import spawn
 from harness.students.classroom import APPS, run_load
-from harness.students.tour import NEXT_CLICKS, RESEARCH
+from harness.students.tour import ANSWER, NEXT_CLICKS, RESEARCH
 from views.shell.tour_stops import STOPS
 
 LIVE_STEPS = 30  # the live translator's steps (ATTNVIZ_LIVE_STEPS): a few seconds
@@ -29,8 +29,14 @@ def expected_steps(live: bool) -> list[str]:
 
 def walk(outcome) -> list[str]:
     """The student's steps in order, a run of live polls as one."""
-    kinds = [s.kind for s in outcome.steps]
+    kinds = [s.kind for s in outcome.steps if not s.kind.endswith(ANSWER)]
     return [kind for i, kind in enumerate(kinds) if not (kind.endswith("live poll") and kinds[i - 1] == kind)]
+
+
+def streamed(outcome) -> list[tuple]:
+    """(the step, its whole answer) of each step whose page streamed an LLM's answer."""
+    steps = outcome.steps
+    return [(steps[i - 1], s) for i, s in enumerate(steps) if s.kind.endswith(ANSWER)]
 
 
 def test_eight_students_walk_the_tour_and_one_trains_live():
@@ -69,6 +75,10 @@ def test_eight_students_walk_the_tour_and_one_trains_live():
         presses = [s for s in report.steps if s.kind == f"{k} {stop.path}/next"]
         assert len(presses) == (8 * NEXT_CLICKS if stop.params.get("part") in STEPPED else 0)
         assert not presses or sum(before < last for before, last in (s.value for s in presses)) >= 8, stop
+    answers = [pair for outcome in report.outcomes for pair in streamed(outcome)]
+    assert answers, table  # the Ask stops' answers: the page's step timed to its first word, then the whole answer
+    for first, whole in answers:
+        assert whole.kind == first.kind + ANSWER and 0 < first.ms <= whole.ms, (first, whole)
     notes = report.outcomes[2].notes["live"]
     assert notes["finished"] and notes["steps"] == LIVE_STEPS and notes["polls"] >= 1, notes
     trainings = [p for p in report.processes.values() if "training.train" in p["command"]]
