@@ -33,18 +33,22 @@ MOVE_EVERY = 0.5  # s between the heatmap student's moves
 FIRST_WORD = re.compile(r"class='answer' data-text[^>]*>\s*\S[^<]*▌")
 
 
-def question(index: int) -> str:
+def question(index: int, seed: int = 0) -> str:
     """Student `index`'s question: each different (60 before one repeats); a student of the warm-up or the lone one
-    (a negative index) asks one no student of the class asks (it would find its answer written)."""
+    (a negative index) asks one no student of the class asks (it would find its answer written). A class of another
+    seed numbers its questions with it ("3. Why is ...?"), so that it finds none of an earlier class's answers written
+    on the same server (the compose stack, run twice)."""
     if index < 0:
-        return f"Say something about {SUBJECTS[-index % len(SUBJECTS)]}, please."
-    i = index - 1
-    return FORMS[i // len(SUBJECTS) % len(FORMS)].format(SUBJECTS[i % len(SUBJECTS)])
+        asked = f"Say something about {SUBJECTS[-index % len(SUBJECTS)]}, please."
+    else:
+        i = index - 1
+        asked = FORMS[i // len(SUBJECTS) % len(FORMS)].format(SUBJECTS[i % len(SUBJECTS)])
+    return f"{seed}. {asked}" if seed else asked
 
 
 async def class_member(index: int, url: str, rng: random.Random, start_at: float, think: tuple[float, float],
                        burst: bool, timeout: float, warmup: bool = False, gauge: Gauge | None = None,
-                       watch: float = 30.0) -> SessionOutcome:
+                       watch: float = 30.0, seed: int = 0) -> SessionOutcome:
     """Student 0 moves the heatmap's sliders for `watch` s; any other asks the Ask page (the module's docstring). A
     warm-up student (warmup, index -1, -2...) opens the Ask page only: its default answer is written and kept; the
     classroom's lone student (warmup, index -1000 and below) asks, alone on the server."""
@@ -96,7 +100,7 @@ async def class_member(index: int, url: str, rng: random.Random, start_at: float
         if await step("ask/open", session.open) is None or warmup:
             return out
         await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
-        asked = question(index)
+        asked = question(index, seed)
         result = await step("ask/question", lambda: session.set_widget("q", asked), asked)
         if result is None:
             return out

@@ -53,7 +53,7 @@ async def _run(url: str, sessions: int, ramp: float, think: tuple[float, float],
 
     def options(i: int) -> dict:  # what the script takes beyond the class's settings
         if script == "ask":
-            return {"watch": watch}
+            return {"watch": watch, "seed": seed}
         return {"query": query} if script == "slider" else {"live": live if i == live_student else None}
 
     warm = [await SCRIPTS[script](-1 - i, url, random.Random(f"warmup-{seed}-{i}"), 0, think, True, timeout,

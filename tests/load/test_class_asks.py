@@ -27,7 +27,7 @@ def test_eight_students_ask_at_once_and_one_watches_the_heatmap():
         for s in outcome.steps:
             steps.setdefault(s.kind, []).append(s)
         (asked,), (first,) = steps["ask/question"], steps["ask/first token"]
-        assert parse_qs(asked.query_string)["q"] == [question(outcome.index)]
+        assert parse_qs(asked.query_string)["q"] == [question(outcome.index, 5)] == [f"5. {question(outcome.index)}"]
         assert 0 < first.ms < asked.ms  # the first word was on the page before the answer ended
         assert len(steps["ask/step"]) == 3 and len(steps["ask/head"]) == 2
         for move in steps["ask/step"] + steps["ask/head"]:
