@@ -74,6 +74,11 @@ class Stream:
         with self._said:
             self._said.wait_for(lambda: len(self._items) > seen or self.future.done(), timeout)
 
+    def until_end(self, timeout: float) -> None:
+        """Until the job ends, or `timeout` s: a page's pause between two writes of the answer, cut short by its end."""
+        with self._said:
+            self._said.wait_for(self.future.done, timeout)
+
     def so_far(self) -> list:
         with self._lock:
             return list(self._items)

@@ -43,6 +43,22 @@ def test_the_words_are_seen_while_they_are_written():
     assert s.future.result(5) == "The cat sat" and seen == [["The"], ["The", " cat"], ["The", " cat", " sat"]]
 
 
+def test_a_pause_between_two_writes_lasts_through_words_and_ends_with_the_answer():
+    gate = threading.Event()
+    s = streams.stream("paused", streams.queued(waiting_for(gate, ("a", "b", "c"))))
+    until(lambda: len(s.so_far()) == 1)
+    gate.set()
+    start = time.monotonic()
+    s.until_end(0.3)  # a word said meanwhile does not end the pause
+    assert time.monotonic() - start >= 0.29 and len(s.so_far()) == 2 and not s.done
+    threading.Timer(0.05, gate.set).start()
+    threading.Timer(0.1, gate.set).start()
+    start = time.monotonic()
+    s.until_end(10)  # the answer's end does, at once
+    assert s.done and time.monotonic() - start < 5 and s.future.result() == "abc"
+    streams.leave("paused", s)
+
+
 def test_a_follower_waiting_wakes_at_the_next_word_and_at_the_end_not_on_a_clock():
     gate = threading.Event()
     s = streams.stream("woken", streams.queued(waiting_for(gate, ("a", "b"))))

@@ -155,7 +155,8 @@ def answer(loaded, q: Question, box=None) -> Answer:
                 if said != shown:
                     box.html(text_html(said, cursor=True))
             shown = said
-            time.sleep(max(0.0, looked + gap(streams.under_way()) - time.monotonic()))
+            if seen:  # words on the page: the next write after a pause (its first word is written at once)
+                stream.until_end(max(0.0, looked + gap(streams.under_way()) - time.monotonic()))
             stream.wait(seen, LOOK)  # the next word, the end, or LOOK s (the line moves without words)
     finally:
         streams.leave(q.key, stream)
