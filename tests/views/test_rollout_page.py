@@ -53,11 +53,11 @@ def test_the_charts_are_the_models_numbers_and_the_files_hold_them(offered):
 
 
 def test_a_long_text_has_no_flow_and_says_why():
-    at = open_page("rollout", text="word " * 40)
+    at = open_page("rollout", text="word " * 60)
     assert not at.exception
     bars = charts(at)[1].figure
     assert len(bars["data"]) == 1  # the rollout row alone
-    assert any("at most 24 tokens" in c.value and "this text has 42" in c.value for c in at.caption)
+    assert any("at most 48 tokens" in c.value and "this text has 62" in c.value for c in at.caption)
 
 
 def test_the_translator_and_random_models_have_a_rollout():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis.rollout import flow_row, rollout, saliency, with_residual
+from model.analysis.rollout import FLOW_MAX_TOKENS, flow_row, rollout, saliency, with_residual
 from model.bert import BertModel
 from model.llama import Llama, LlamaConfig
 from tests.model.bert.bert_checkpoints import reference, save_tiny
@@ -59,9 +59,25 @@ def test_flow_on_a_graph_whose_min_cut_is_known():
     assert row[1] == pytest.approx(0.5)
 
 
+def test_flow_is_networkx_maximum_flow_to_float32s_last_place():
+    import networkx as nx  # noqa: PLC0415 - the reference: pure Python, torch's own dependency
+
+    rng = np.random.default_rng(4)
+    maps = rng.random((3, 2, 9, 9)) ** 4
+    maps /= maps.sum(-1, keepdims=True)
+    a = with_residual(maps)
+    graph = nx.DiGraph()
+    for layer, i, j in np.ndindex(a.shape):
+        graph.add_edge((layer + 1, i), (layer, j), capacity=float(a[layer, i, j]))
+    for query in (0, 4, 8):
+        want = [nx.maximum_flow_value(graph, (3, query), (0, j)) for j in range(9)]
+        np.testing.assert_allclose(flow_row(maps, query, 2), want, rtol=3e-7, atol=2e-8)
+
+
 def test_flow_is_bounded():
+    n = FLOW_MAX_TOKENS + 1
     with pytest.raises(ValueError, match="at most"):
-        flow_row(np.full((1, 1, 30, 30), 1 / 30), 0, 0)
+        flow_row(np.full((1, 1, n, n), 1 / n), 0, 0)
 
 
 @pytest.fixture(scope="module")
