@@ -84,7 +84,7 @@ def test_after_the_warm_up_the_default_page_computes_nothing():
     budget().clear()  # a fresh server's
     took = warm.warm_up()
     assert list(took) == [what for what, _ in warm.steps()]
-    for choice in (Choice(DEFAULT_KEY), Choice(TRANSLATOR_KEY), Choice(SourceKey.GPT)):
+    for choice in (Choice(DEFAULT_KEY), Choice(TRANSLATOR_KEY), Choice(SourceKey.GPT), Choice(SourceKey.SMOLLM2)):
         assert model_key(choice) in budget()
     assert (Choice(DEFAULT_KEY), DEFAULT_TEXT, Mask()) in budget()
     before = dict(memory.COMPUTED)
