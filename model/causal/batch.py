@@ -193,8 +193,8 @@ class Batch:
         if not rows:
             return []
         model, B = self.model, len(rows)
-        longest = max(r.length for r in rows)
-        starts = torch.tensor([r.length for r in rows])
+        caches, lengths = [r.cache for r in rows], [r.length for r in rows]
+        longest, starts = max(lengths), torch.tensor(lengths)
         words = torch.tensor([[r.written[-1]] for r in rows])
         x, _ = model.embed(words, past=longest)
         mask = None  # one row alone: nothing to pad, and its cache is read where it is (generate's very step)
@@ -202,7 +202,6 @@ class Batch:
             present = torch.arange(longest + 1)[None, :] >= (longest - starts)[:, None]  # (B, S + 1): not padding
             mask = model.causal_attention_mask(1, present.long(), dtype=x.dtype, past=longest)  # (B, 1, 1, S + 1)
         maps, hidden, new = [], [], []
-        caches, lengths = [r.cache for r in rows], [r.length for r in rows]
         compiled = self.compiled if self.off is None else None  # read once: another thread may set it meanwhile
         if B > 1:  # a few layers' padded keys and values, (G, 2, B, kv, S + 1, d), made once and rewritten by each G
             group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
