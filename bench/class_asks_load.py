@@ -43,7 +43,7 @@ def summary(report: Report, quiet: Report, askers: int) -> list[str]:
     walk = sum(s.cpu_ms for s in report.solo if s.cpu_ms is not None) / 1000  # open, question, 5 moves: alone
     answer = alone[0] / 1000 if alone else float("nan")
     cpu = report.server_cpu_s or float("nan")
-    peak = report.rss_mb.get("peak of one server", report.rss_mb.get("peak", 0)) * 2**20  # each replica's own limit
+    peak = report.peak_one_server_bytes
     busy, calm = heatmap_p95(report), heatmap_p95(quiet)
     lines = ["goals:", f"  errors: {len(report.errors)} ({'met' if not report.errors else 'NOT met'}: 0)"]
     for kind, goal in GOALS.items():
@@ -56,7 +56,7 @@ def summary(report: Report, quiet: Report, askers: int) -> list[str]:
                  f"(one alone: {walk:.2f} s, of which its answer and page {answer:.2f} s; the class against "
                  f"{askers} answers alone: {cpu / (answer * askers):.2f}x): {ratio:.2f}x "
                  f"({'met' if ratio <= GOAL_CPU else 'NOT met'}: at most {GOAL_CPU}x)")
-    servers = len(report.settings.get("pids", [])) or 1
+    servers = report.servers
     lines.append(f"  {'the server' if servers == 1 else f'the largest of {servers} servers'}'s peak memory "
                  f"{peak / 2**20:.0f} MB ("
                  f"{'met' if peak < GOAL_BYTES else 'NOT met'}: under {GOAL_BYTES / 2**30:g} GiB)")

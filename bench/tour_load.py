@@ -52,8 +52,7 @@ def goals(report: Report) -> list[str]:
     answers = {kind: r for kind, r in rows.items() if kind.endswith(ANSWER) and r["n"]}
     over = [f"{kind} {r['p95_ms']:.0f} ms" for kind, r in rows.items()
             if r["n"] and r["p95_ms"] > GOAL_MS and kind not in answers]
-    servers = len(report.settings.get("pids", [])) or 1
-    peak_tree = report.rss_mb.get("peak of one server", report.rss_mb.get("peak", 0)) * 2**20
+    servers, peak_tree = report.servers, report.peak_one_server_bytes
     peak_one = max((p["peak"] for p in report.processes.values()), default=0)
     trees = ("the server's tree" if servers == 1 else
              f"the largest of {servers} servers' trees (each one's own limit; all at once "

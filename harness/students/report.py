@@ -55,6 +55,16 @@ class Report:
         return sum(o.completed for o in self.outcomes)
 
     @property
+    def servers(self) -> int:
+        """Server processes measured (--pid given several times: the compose stack's replicas)."""
+        return len(self.settings.get("pids", [])) or 1
+
+    @property
+    def peak_one_server_bytes(self) -> float:
+        """The largest server tree's peak RSS (each replica has its own memory limit), the only one's if one."""
+        return self.rss_mb.get("peak of one server", self.rss_mb.get("peak", 0)) * 2**20
+
+    @property
     def order(self) -> list[str]:
         """Every step kind of the scripts, in the order of the longest script (then of the others)."""
         found: dict[str, None] = {}
