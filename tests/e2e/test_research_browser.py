@@ -1,12 +1,13 @@
 """The neuron view and the rollout page in the real browser. A short sentence draws the neuron view's panels and the
 query's vector, and the rollout map, the query's rollout and flow, and the saliency. At 512 tokens each page arrives
 within the byte budget of their issue (1 MB): the neuron view draws the 48 most attended keys, the rollout page its
-map, bars and saliency, its flow cut at 24 tokens."""
+map, bars and saliency, its flow cut at FLOW_MAX_TOKENS."""
 from urllib.parse import quote
 
 import pytest
 
 from harness.texts import sentence
+from model.analysis.rollout import FLOW_MAX_TOKENS
 from tests.e2e.streamlit_browser import settled
 from tests.e2e.test_atlas_browser import received_bytes
 from tests.e2e.test_pages import CHART, TIMEOUT, assert_no_error
@@ -43,6 +44,7 @@ def test_512_tokens_arrive_within_a_megabyte(page, server, path):
     if path == "neurons":
         assert page.locator(".gtitle", has_text="the 48 keys it attends to most").count() == 1
     else:
-        assert page.locator(".js-plotly-plot").count() == 3 and page.get_by_text("at most 24 tokens").count() == 1
+        assert page.locator(".js-plotly-plot").count() == 3
+        assert page.get_by_text(f"at most {FLOW_MAX_TOKENS} tokens").count() == 1
     assert_no_error(page)
     assert 0 < count[0] <= 1_000_000, count[0]
