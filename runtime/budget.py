@@ -49,6 +49,7 @@ class _Entry:
     size: int
     kind: Kind
     pinned: bool
+    cheap: bool = False  # rebuilt in a moment (a random model): the first to go when its kind has too many entries
     holds: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
     kept: int = 0  # work under way that needs it (keep / unkeep): pinned meanwhile
 
@@ -90,10 +91,12 @@ class BoundedCache(Promises):
             return entry.value
 
     def get_or_build(self, key, build: Callable[[], object], kind: Kind = Kind.FORWARD, estimate: int = 0,
-                     size: Callable[[object], int] = nbytes, pinned: bool = False, waiting=nullcontext):
+                     size: Callable[[object], int] = nbytes, pinned: bool = False, waiting=nullcontext,
+                     cheap: bool = False):
         """The value of key, built once by the first thread to ask (the others wait for it, inside `waiting()`: what
         their pages say meanwhile). Room for `estimate` bytes is made before build() runs; OverBudget if it can never
-        fit."""
+        fit. cheap: built again in a moment if dropped (a random model), so dropped first when its kind has more
+        entries than its cap allows."""
         while True:
             with self._room:
                 entry = self._items.get(key)
@@ -126,7 +129,7 @@ class BoundedCache(Promises):
                 self.reserved -= estimate
                 del self._building[key]
                 if pending.error is None:
-                    self._insert(key, pending.value, size(pending.value), kind, pinned)
+                    self._insert(key, pending.value, size(pending.value), kind, pinned, cheap)
                 self._room.notify_all()
             pending.done.set()
             self._trim()
@@ -228,29 +231,36 @@ class BoundedCache(Promises):
         """Kinds capped apart (models, images) are their own group; passes and recomputed layers share one."""
         return kind if kind in self.kind_entries else None
 
-    def _insert(self, key, value, size: int, kind: Kind, pinned: bool) -> None:
+    def _insert(self, key, value, size: int, kind: Kind, pinned: bool, cheap: bool = False) -> None:
         kind = Kind(kind)  # a kind that is not one is a mistake: said here, not capped by chance
         if key in self._items:
             self._drop(key)
         if size > self.max_bytes - self._pinned:
             return  # too big to keep: it is used once and dropped
-        self._items[key] = _Entry(value, size, kind, pinned)
+        self._items[key] = _Entry(value, size, kind, pinned, cheap)
         self.bytes += size
         self._pinned += size if pinned else 0
         group = self._group(kind)
         self._entries[group] += 1
         cap = self.max_entries if group is None else self.kind_entries[group]
-        while self._entries[group] > cap and self._evict_one(group, spare=(key,)):
+        # too many entries of its kind: a cheap one goes first (the least recently used of them). A class's tour built
+        # four random models and a random encoder-decoder of 17-25 MB each after SmolLM2 (538 MB, read and traced in
+        # ~4 s of CPU), which by then was the least recently used model: it was dropped, then read again at the next
+        # stop that used it, into a heap the first copy had left in pieces.
+        while self._entries[group] > cap and (self._evict_one(group, spare=(key,), cheap=True)
+                                              or self._evict_one(group, spare=(key,))):
             pass
         while self.bytes + self.reserved > self.max_bytes and self._evict_one(spare=(key,)):
             pass
 
-    def _evict_one(self, group=..., spare=()) -> bool:
-        """Drop the least recently used entry (of `group`, if given), not one of `spare`: unheld ones first. False
-        if none can go. Looks from the least recently used on, and stops at the first unheld one."""
+    def _evict_one(self, group=..., spare=(), cheap: bool = False) -> bool:
+        """Drop the least recently used entry (of `group`, if given; only a cheap one, if `cheap`), not one of `spare`:
+        unheld ones first. False if none can go. Looks from the least recently used on, and stops at the first unheld
+        one."""
         held = None  # the least recently used candidate, held: dropped only if every candidate is held
         for key, entry in self._items.items():
-            if entry.pinned or key in spare or (group is not ... and self._group(entry.kind) != group):
+            if (entry.pinned or key in spare or (group is not ... and self._group(entry.kind) != group)
+                    or (cheap and not entry.cheap)):
                 continue
             if not len(entry.holds):
                 self._drop(key)

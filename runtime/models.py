@@ -89,7 +89,7 @@ def resident(choice: Choice, encoder_decoder: bool = False) -> Resident:
                                  estimate=footprint(source, choice.random, encoder_decoder),
                                  size=lambda r: module_bytes(r.loaded.modules),
                                  pinned=choice == Choice(DEFAULT_KEY) and not encoder_decoder,
-                                 waiting=lambda: st.spinner(_("Loading the model…")))
+                                 waiting=lambda: st.spinner(_("Loading the model…")), cheap=choice.random is not None)
 
 
 def compiling(choice: Choice) -> Compiling:

@@ -253,3 +253,29 @@ def test_an_entry_kept_for_work_under_way_is_not_dropped_until_the_work_ends():
     cache.keep("default")
     cache.unkeep("default")
     assert cache._items["default"].pinned  # pinned for good stays pinned
+
+
+def test_too_many_models_drop_a_random_one_before_a_checkpoint_even_one_used_less_recently():
+    """The count cap of a kind drops its cheap entries first (a random model, built again in a moment): a tour's four
+    random models must not push out SmolLM2, read from its file and traced in seconds, because it was used longest
+    ago. With no cheap entry left, the least recently used goes, as before."""
+    cache = BoundedCache(max_entries=10, max_bytes=100 * MB, kind_entries={"model": 3})
+    cache.get_or_build("checkpoint", lambda: array(20), kind="model")
+    cache.get_or_build("random 1", lambda: array(1), kind="model", cheap=True)
+    cache.get_or_build("random 2", lambda: array(1), kind="model", cheap=True)
+    cache.get_or_build("random 3", lambda: array(1), kind="model", cheap=True)
+    assert "checkpoint" in cache and "random 1" not in cache and {"random 2", "random 3"} <= set(cache._items)
+    cache.get_or_build("checkpoint 2", lambda: array(20), kind="model")
+    cache.get_or_build("checkpoint 3", lambda: array(20), kind="model")
+    assert set(cache._items) == {"checkpoint", "checkpoint 2", "checkpoint 3"}  # the random ones went first
+    cache.get_or_build("checkpoint 4", lambda: array(20), kind="model")
+    assert "checkpoint" not in cache and len(cache) == 3  # none cheap: the least recently used
+
+
+def test_the_budget_marks_random_models_cheap_and_checkpoints_not(monkeypatch):
+    cache = BoundedCache()
+    monkeypatch.setattr(models, "budget", lambda: cache)
+    models.loaded_model(models.Choice("random", RandomConfig(d_model=32, nhead=2, num_layers=1, d_ff=64)))
+    models.loaded_model(models.Choice(models.DEFAULT_KEY))
+    assert sorted((e.cheap, k[1].key) for k, e in cache._items.items()) == [(False, models.DEFAULT_KEY),
+                                                                             (True, "random")]
