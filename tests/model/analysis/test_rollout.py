@@ -130,3 +130,22 @@ def test_saliency_a_layer_at_a_time_equals_one_graph_on_a_causal_model(target, t
     product = (x.grad * x)[0].detach()
     np.testing.assert_allclose(signed, product.sum(-1).numpy(), atol=1e-6)
     np.testing.assert_allclose(norm, product.norm(dim=-1).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_saliency_from_a_runs_layer_inputs_is_the_one_from_its_own_pass(tiny, causal):
+    """The rollout page gives saliency the run's kept layer inputs (made under inference_mode, shared by every
+    session) instead of a pass of its own: the same numbers bit for bit, and the run's tensors left as they were."""
+    torch.manual_seed(4)
+    model = Llama(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                              num_attention_heads=4, num_key_value_heads=2, head_dim=8)).eval() if causal else tiny[0]
+    ids = torch.tensor([[2, 17, 5, 40, 9, 11, 3]])
+    with torch.inference_mode():
+        inputs = model.inputs_and_attentions(ids)[0][:, 0]  # (layers, T, E), as runtime.runs keeps them
+        kept = inputs.clone()
+        for target, token in (("sentence", 0), ("token", 3)):
+            own = saliency(model, ids, target, token)
+            from_run = saliency(model, ids, target, token, inputs)
+            for a, b in zip(own, from_run, strict=True):
+                np.testing.assert_array_equal(a, b)
+    assert torch.equal(inputs, kept) and not inputs.requires_grad
