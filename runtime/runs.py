@@ -57,6 +57,11 @@ class Run:
     def num_heads(self) -> int:
         return self.attentions.shape[1]
 
+    @property
+    def plain(self) -> bool:
+        """The model's own pass over ids: no mask of the page's, no padding (a causal model's own mask only)."""
+        return all(m is None for m in model_masks(self.key[2], self.padding))
+
     def layer(self, index: int, cache: bool = True):
         """model.trace.LayerTrace of one layer (batch of 1), recomputed from its input (and cached)."""
         if not cache:

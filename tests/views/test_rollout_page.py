@@ -64,3 +64,25 @@ def test_the_translator_and_random_models_have_a_rollout():
     for params in ({"model": "translator", "src": "我有一只猫"}, {"model": "random", "text": "a b c"}):
         at = open_page("rollout", **params)
         assert not at.exception and len(charts(at)) == 3
+
+
+@pytest.mark.parametrize("key", ["minilm", "gpt"])
+def test_the_saliency_reads_the_runs_layer_inputs_for_a_plain_run_and_makes_its_own_pass_for_a_masked_one(
+        monkeypatch, key):
+    """A plain run (the model's own pass; a causal model's own mask only) gives saliency its layer inputs, which it
+    would otherwise compute again; a run with a mask of the page's, or padding, does not: its inputs are not those."""
+    from views.pages import rollout as page  # noqa: PLC0415 - the page module, to watch what it passes
+
+    given = []
+    monkeypatch.setattr(page, "on_model_thread", lambda fn, *args: given.append(args[-1]) or fn(*args))
+    monkeypatch.setattr(page, "cached", lambda key, compute, *a, **k: compute())
+    plain = runs.compute_run(models.Choice(key), TEXT)
+    masked = runs.compute_run(models.Choice(key), TEXT, runs.Mask("padding", pad_to=12))
+    assert plain.plain and not masked.plain
+    signed, norm = page.saliency_of(plain, "sentence", 0)
+    page.saliency_of(masked, "sentence", 0)
+    assert given[0] is plain.hidden and given[1] is None
+    with torch.inference_mode():
+        own = saliency(loaded_model(models.Choice(key)).model, torch.tensor([plain.ids]), "sentence", 0)
+    np.testing.assert_array_equal(signed, own[0])
+    np.testing.assert_array_equal(norm, own[1])

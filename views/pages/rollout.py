@@ -41,10 +41,10 @@ def flow_of(run: Run, query: int, upto: int) -> np.ndarray:
 
 def saliency_of(run: Run, target: str, token: int) -> tuple[np.ndarray, np.ndarray]:
     """Gradient x input on the model thread, once per (run, target, token): from the run's layer inputs when the run
-    is the model's plain pass (no mask, no padding), as saliency's own first pass would make them."""
+    is the model's plain pass (no mask of the page's, no padding), as saliency's own first pass would make them."""
     def compute():
         model = loaded_model(run.key[0]).model
-        inputs = run.hidden if run.mask is None and not run.padding.any() else None
+        inputs = run.hidden if run.plain else None
         return on_model_thread(saliency, model, torch.tensor([run.ids]), target, token, inputs)
 
     key = ("saliency", run.key, target, token if target == "token" else None)
