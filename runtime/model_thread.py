@@ -221,9 +221,14 @@ class Compiling:
                 future.exception()  # the end of it, whatever it was: a failed trace only means the eager pass serves
 
     def wait(self):
-        """Build the pass now if it is not being built, and return it (tests, benchmarks)."""
+        """Build the pass now if it is not being built, and return it (tests, benchmarks, the warm-up)."""
         self.start()
         return self._futures[_trace_and_warm].result()
+
+    def wait_batch(self):
+        """Build the batch's layer graphs now if they are not being built, and return them (the warm-up)."""
+        self.start_batch()
+        return self._futures[_trace_batch].result()
 
 
 def _trace_and_warm(model_ref: weakref.ref):

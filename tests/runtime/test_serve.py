@@ -19,7 +19,7 @@ from model.loading.sources import DEFAULT_KEY
 from model.translator.source import TRANSLATOR_KEY
 from runtime import memory
 from runtime.memory import budget
-from runtime.models import Choice, model_key
+from runtime.models import Choice, compiling, model_key
 from runtime.runs import Mask
 from views import warm
 from views.widgets.pickers import DEFAULT_TEXT
@@ -86,6 +86,7 @@ def test_after_the_warm_up_the_default_page_computes_nothing():
     assert list(took) == [what for what, _ in warm.steps()]
     for choice in (Choice(DEFAULT_KEY), Choice(TRANSLATOR_KEY), Choice(SourceKey.GPT), Choice(SourceKey.SMOLLM2)):
         assert model_key(choice) in budget()
+    assert compiling(Choice(SourceKey.SMOLLM2)).ready_batch() is not None  # a class's first question finds them made
     assert (Choice(DEFAULT_KEY), DEFAULT_TEXT, Mask()) in budget()
     before = dict(memory.COMPUTED)
     at = AppTest.from_file(APP, default_timeout=60)
