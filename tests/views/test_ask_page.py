@@ -204,3 +204,65 @@ def test_the_sink_part_measures_the_answers_own_attention_and_eviction(smollm2):
 def test_while_a_class_asks_each_page_rewrites_its_answer_less_often():
     assert gap(0) == gap(1) == gap(CALM) == GAP  # alone, or a few: every word as it comes
     assert GAP < gap(2 * CALM) < gap(4 * CALM) < MOST_GAP == gap(5 * CALM) == gap(64)  # 40 answers: twice a second
+
+
+class _Answer:
+    def __init__(self, writing):
+        self.writing = writing
+
+
+def test_a_download_keeps_not_its_answer_and_says_when_it_is_gone():
+    """Streamlit keeps a download's callable as long as its page shows the button: it must not keep the answer, which
+    the budget may drop (forty pages of a class held 74-84 MB of dropped answers so). On click it builds from the
+    answer while anything else holds it, else from the budget's, else says under the button to ask again."""
+    import gc  # noqa: PLC0415
+    import weakref  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from views.ask.page import Asked  # noqa: PLC0415
+    from views.ask.step import held_writing  # noqa: PLC0415
+    from views.widgets import downloads  # noqa: PLC0415
+
+    key = ("ask-answer", "a test's question")
+    answer = _Answer("the page's writing")
+    writing = held_writing(Asked(SimpleNamespace(key=key), None, answer, None))
+    assert writing() == "the page's writing"
+    dropped = weakref.ref(answer)
+    del answer
+    gc.collect()
+    assert dropped() is None  # the button's callable did not keep it
+    memory.budget().put(key, _Answer("the budget's writing"), kind=Kind.WRITING)
+    assert writing() == "the budget's writing"
+    memory.budget().clear()
+    file = downloads.LazyFile(lambda: writing(), "ask_answer.npz")
+    file._clicked.set()  # its click's rerun has begun
+    with pytest.raises(downloads.Gone):
+        file()
+    assert file.failure == ("This answer is no longer in the server's memory (other students' work has taken its "
+                            "place): ask the question again to download it.")
+
+
+def test_the_part_keeps_not_its_answer_between_runs_and_gets_it_back():
+    """The page's part is a fragment, whose arguments Streamlit keeps for the session's life: they hold the answer
+    weakly, or a class's pages would keep the answers the budget drops (ten of forty, 74-84 MB). A run of the part gets
+    the answer from memory, else from the budget, else writes it again: the same words."""
+    import gc  # noqa: PLC0415
+    import weakref  # noqa: PLC0415
+
+    from runtime.models import loaded_model  # noqa: PLC0415
+    from views.ask.page import Asked, WeakAsked  # noqa: PLC0415
+
+    open_ask()  # the default question, answered and kept in the budget
+    loaded = loaded_model(Choice(SourceKey.SMOLLM2))
+    q = Question(Choice(SourceKey.SMOLLM2), conversation(loaded.tokenizer, DEFAULT_QUESTION), DEFAULT_MOST, Way())
+    written = memory.budget().get(q.key)
+    words = written.writing.words
+    weak = WeakAsked.of(Asked(q, loaded, written, None))
+    assert weak.asked().answer is written
+    dropped = weakref.ref(written)
+    del written
+    memory.budget().clear()
+    gc.collect()
+    assert dropped() is None  # nothing but the budget kept it
+    again = weak.asked()  # written again, as a rerun of the part after the budget dropped it
+    assert again.answer.writing.words == words and again.loaded is loaded
