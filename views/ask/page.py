@@ -3,19 +3,16 @@ from. The question (?q=) goes into the model's chat template; the answer is writ
 it (views.ask.answer), then every word of it can be picked and looked into (views.ask.step), and the attention sink
 measured on it (views.ask.sink). Heads switched off in the sidebar (?off=) rewrite the answer, shown beside the
 model's own."""
-import weakref
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from locales import N_, _
 from model.causal.chat import Conversation, conversation
-from runtime.models import loaded_model
 from views.ask.answer import Answer, Question, answer
 from views.ask.text import labelled_html, text_html, token_strip
 from views.language_model.page import heads_off
 from views.shell import lecture
-from views.shell.errors import or_stop
 from views.shell.frame import Page
 from views.shell.markdown import code
 from views.shell.parts import show_part
@@ -23,7 +20,7 @@ from views.widgets import link_writes, notices, state
 from views.widgets.next_word import GREEDY, SAMPLE, way_controls
 from views.widgets.pickers import chat_model_choice
 
-# ?part= -> (label, module): each module has section(weak: WeakAsked)
+# ?part= -> (label, module): each module has section(asked: Asked)
 PARTS = {
     "look": (N_("Where each word looked"), "views.ask.step"),
     "sink": (N_("The attention sink"), "views.ask.sink"),
@@ -48,31 +45,6 @@ class Asked:
     @property
     def model(self):
         return self.loaded.model
-
-
-@dataclass(frozen=True)
-class WeakAsked:
-    """What the page's part is given in place of its Asked. The part is a fragment, and Streamlit keeps a fragment's
-    arguments for as long as the session shows it: an Asked there kept its answers (10-25 MB each) and its model after
-    the budget had dropped them, outside the budget (a class of 40: ten answers, 74-84 MB, at the end of every run of
-    bench/class_asks_load.py). So the part holds the question and weak references, and each of its runs gets them back:
-    still in memory, else the budget's, else loaded or written again."""
-
-    question: Question
-    refs: tuple  # weakref.ref of the loaded model, the answer, the original answer (or None)
-
-    @classmethod
-    def of(cls, asked: Asked) -> "WeakAsked":
-        return cls(asked.question, (weakref.ref(asked.loaded), weakref.ref(asked.answer),
-                                    None if asked.original is None else weakref.ref(asked.original)))
-
-    def asked(self) -> Asked:
-        q, (loaded, written, original) = self.question, self.refs
-        loaded = loaded() or or_stop(_("The model"), loaded_model, q.choice)
-        written = written() or answer(loaded, q)
-        if original is not None:
-            original = original() or answer(loaded, replace(q, heads_off=()))
-        return Asked(q, loaded, written, original)
 
 
 def intro() -> None:
@@ -159,4 +131,4 @@ def view(page: Page) -> None:
     with lecture.sidebar():
         part = state.choice(_("Show"), "part", list(PARTS), "look", widget="segmented_control",
                             format_func={key: _(label) for key, (label, _m) in PARTS.items()}.__getitem__)
-    show_part(PARTS, part, "look", PLAYING, WeakAsked.of(asked))
+    show_part(PARTS, part, "look", PLAYING, asked)

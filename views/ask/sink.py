@@ -13,7 +13,7 @@ from locales import _
 from model.causal.sink import answer_loss, evicting, first_token_share, greedy_evicting, hiding
 from runtime.budget import Kind
 from runtime.model_thread import on_model_thread
-from views.ask.page import Asked, WeakAsked
+from views.ask.page import Asked
 from views.ask.text import text_html
 from views.charts.mounted import show_chart
 from views.shell import lecture
@@ -81,8 +81,7 @@ def switch_off(heads: list[str]) -> None:
     st.session_state[OFF] = heads
 
 
-def section(weak: WeakAsked) -> None:
-    asked = weak.asked()
+def section(asked: Asked) -> None:
     w = asked.answer.writing
     P = w.prompt_tokens
     rows = range(P - 1, len(w.tokens))

@@ -3,8 +3,6 @@ one head, the mean of a layer's heads, or every head of every layer at once; the
 that word drew on them (attention, and gradient x input beside it); the heads that looked most at each question word;
 the ten most likely next words; and the logit lens of that step. Everything but the saliency and the lens (a step's
 row, once per step) is read from the answer (views.ask.answer): no step, layer or head change runs the model."""
-import weakref
-
 import numpy as np
 import streamlit as st
 import torch
@@ -13,10 +11,9 @@ from locales import _
 from model.analysis.rollout import word_saliency
 from model.lens import logit_lens
 from runtime.budget import Kind
-from runtime.memory import budget
 from runtime.model_thread import on_model_thread
 from views.ask.answer import read_ids
-from views.ask.page import PLAYING, Asked, WeakAsked
+from views.ask.page import PLAYING, Asked
 from views.ask.text import token_strip
 from views.charts.mounted import show_chart
 from views.language_model.run import distribution_csv, npz
@@ -78,8 +75,7 @@ def strongest_heads(attentions: np.ndarray, row: int, positions: np.ndarray, k: 
     return out
 
 
-def section(weak: WeakAsked) -> None:
-    asked = weak.asked()
+def section(asked: Asked) -> None:
     a, w, config = asked.answer, asked.answer.writing, asked.model.config
     with lecture.sidebar():  # in front of a class the charts come first
         first = first_head(asked.question.choice, config.n_layer, config.n_head)
@@ -197,27 +193,10 @@ def lens_part(asked: Asked, step: int) -> None:
                  "wrote."))
 
 
-def held_writing(asked: Asked):
-    """() -> the answer's writing, for a download built on click, without keeping the answer. Streamlit keeps a
-    download's callable as long as its page shows the button: one that held the answer (10-25 MB) kept it after the
-    budget had dropped it, outside the budget (a class of 40: 10-11 answers, 74-84 MB). On click it is the answer if
-    still in memory, else the budget's; if neither, downloads.Gone, said under the button."""
-    found, key = weakref.ref(asked.answer), asked.question.key
-
-    def writing():
-        answer = found() or budget().get(key, count_miss=False)
-        if answer is None:
-            raise downloads.Gone(_("This answer is no longer in the server's memory (other students' work has taken "
-                                   "its place): ask the question again to download it."))
-        return answer.writing
-
-    return writing
-
-
 def downloads_row(asked: Asked, step: int) -> None:
-    writing = held_writing(asked)
+    w = asked.answer.writing
     row = st.columns(2)
-    downloads.button(_("Download this answer (NumPy .npz)"), lambda: npz(writing()), "ask_answer.npz",
+    downloads.button(_("Download this answer (NumPy .npz)"), lambda: npz(w), "ask_answer.npz",
                      "application/octet-stream", container=row[0])
     downloads.button(_("Download token {step}'s distribution (CSV)").format(step=step),
-                     lambda: distribution_csv(writing(), step), f"ask_step{step}.csv", "text/csv", container=row[1])
+                     lambda: distribution_csv(w, step), f"ask_step{step}.csv", "text/csv", container=row[1])

@@ -30,11 +30,6 @@ BOM = "\ufeff"  # the UTF-8 byte order mark, as a character: its bytes EF BB BF 
 _FAILED = "_download_failed"  # session state: {file name: message} of the download that just failed
 
 
-class Gone(Exception):
-    """What a file is built from is no longer in the server's memory: its message is said under the button as it is
-    (already translated), in place of the generic one."""
-
-
 class LazyFile:
     """The callable a download button is given: build() on click, remembering whether it failed."""
 
@@ -50,9 +45,6 @@ class LazyFile:
         self._started.set()
         try:
             return self._build()
-        except Gone as e:
-            self.failure = str(e)
-            raise
         except Exception as e:
             # The type only: the message may name server paths. Streamlit logs the traceback.
             self.failure = _("{file} could not be made ({error}), so nothing was downloaded. The server's log has "
