@@ -8,7 +8,6 @@ and the largest difference between the two saliencies (the run's pass and salien
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -48,11 +47,7 @@ def main():
     for name, key in (("all-MiniLM-L6-v2", DEFAULT_KEY), ("SmolLM2-135M", SourceKey.SMOLLM2)):
         choice = Choice(key)
         model = loaded_model(choice).model
-        compute_run(choice, "warm up")  # its first pass starts the tracing of the compiled pass the page runs
-        for _ in range(600):  # at most a minute: a torch that cannot trace it leaves the eager pass
-            if compiling(choice).ready() is not None:
-                break
-            time.sleep(0.1)
+        compiling(choice).wait()  # the compiled pass the page's runs take (None, if this torch cannot trace it)
         for tokens in (16, 32, 64, 128):
             r = compute_run(choice, text_of(choice, tokens))
             ids = torch.tensor([r.ids])
