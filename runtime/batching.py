@@ -6,11 +6,9 @@ One Writer per (model, heads switched off). Its work is two kinds of jobs in the
 and reads their prompts together, each its first word; a tick lets the questions read join the batch, writes one word
 of every answer in it, then queues the next tick. The two run on the two model threads at once: the answers in
 flight do not wait while newcomers' prompts are read (a class's fourteen readings took 0.46 s each in the middle of
-every answer). A tick is urgent in that line (runtime.model_thread._Queue): it goes before the pages' passes
-queued, on one of the two threads, until one of them has waited AGED (0.5 s); in a class of 40, the ticks had
-waited 2.0-2.4 s in all behind the students' logit lenses, a delay every answer in flight paid. A page's pass never
-waits for a whole answer. An answer leaves the batch when it is done, or at once when nobody follows it any more
-(runtime.streams.leave).
+every answer). A tick is urgent in that line (runtime.model_thread._Queue: before the pages' passes, on one
+thread; docs/llm.md says why); a page's pass never waits for a whole answer. An answer leaves the batch when it is
+done, or at once when nobody follows it any more (runtime.streams.leave).
 
 Bounded: at most LIMIT answers in flight per model, the others wait in order (`ahead` says how many are before
 one); each answer's keys and values and what its page will read are promised in the process's one memory budget
