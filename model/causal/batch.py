@@ -206,6 +206,9 @@ class Batch:
         if B > 1:  # a few layers' padded keys and values, (G, 2, B, kv, S + 1, d), made once and rewritten by each G
             group = max(1, min(self.layers, ROOM_BYTES // (2 * B * self.kv_heads * (longest + 1) * self.head_dim * 4)))
             rooms = torch.zeros(group, 2, B, self.kv_heads, longest + 1, self.head_dim)
+        if B > 1 and compiled is not None:  # every layer's graph in one call: one wait for the GIL, not one a layer
+            x, maps, hidden, new = compiled.stack(x, mask, starts, rooms, caches, lengths, longest)
+            return self._kept(rows, x, maps, hidden, new, caches, lengths, longest)
         for i, block in enumerate(model.blocks):
             keep = keep_of(self.off, Attention.DECODER, i)
             if B == 1:  # its cache read where it is
@@ -215,17 +218,22 @@ class Batch:
             else:  # left-padded (B, kv, S + 1, d): each row's words end at column S, where its new word goes
                 if i % group == 0:  # a row's keys and values of G layers at once; the padding stays 0 throughout
                     fill_rooms(rooms, caches, lengths, i, min(group, self.layers - i), longest)
-                if compiled is not None:  # the layer's graph: no GIL taken inside
-                    x, row, kv = compiled(i, x, mask, starts, rooms[i % group])
-                else:
-                    x, row, kv = layer_step(block, x, mask, starts, rooms[i % group], keep)
+                x, row, kv = layer_step(block, x, mask, starts, rooms[i % group], keep)
             new.append(kv)  # (2, B, kv, d)
             maps.append(row)  # (B, nh, S + 1)
             hidden.append(x[:, 0])  # (B, E)
+        # (B, layers, nh, S + 1), (B, layers, E), (layers, 2, B, kv, d)
+        return self._kept(rows, x, torch.stack(maps, 1), torch.stack(hidden, 1), torch.stack(new), caches, lengths,
+                          longest)
+
+    def _kept(self, rows: list[Row], x: Tensor, maps: Tensor, hidden: Tensor, new: Tensor, caches: list[Tensor],
+              lengths: list[int], longest: int) -> list[Row]:
+        """A step's end: what each row keeps of its layers (maps, hidden, new keys and values), the next word of
+        each from the last layer's output x (B, 1, E); the rows done."""
+        model, B = self.model, len(rows)
         logits = model.lm_logits(model.final_norm(x[:, -1]))  # (B, V)
-        maps, hidden = torch.stack(maps, 1), torch.stack(hidden, 1)  # (B, layers, nh, S + 1), (B, layers, E)
         steps = [len(r.written) for r in rows]
-        keep_step(caches, lengths, torch.stack(new), [r.maps for r in rows], [r._filled for r in rows], maps,
+        keep_step(caches, lengths, new, [r.maps for r in rows], [r._filled for r in rows], maps,
                   [r.hidden for r in rows], steps, hidden, longest)
         greedy_words = {}
         greedy = [b for b, r in enumerate(rows) if r.sampling is None]  # chosen at once: row by row the same numbers

@@ -3,8 +3,10 @@ their own, no head switched off).
 
 Why: while a class asks, the pages' scripts and the server's event loop hold Python's GIL about a third of the time,
 and an eager step returns to Python between its ~4,000 operations: a 40-row step of SmolLM2 took 0.3 s in the served
-class against 0.24 s alone. A layer's graph runs its ~35 operations in C++ without the GIL, so a step takes it 30
-times instead of thousands (bench/batch_layers.py measures both, beside a busy Python thread).
+class against 0.24 s alone. A layer's graph runs its ~35 operations in C++ without the GIL; and the 30 graphs run
+in one scripted call (_Stack) with the copies of the rows' keys and values into the padded rooms, so a step takes the
+GIL once instead of thousands of times (bench/batch_layers.py, beside a busy Python thread: 224-242 ms a step, the
+graphs called one at a time from Python 277-336 ms, eagerly 289-373 ms).
 
 Each graph is traced on a small batch and checked bit for bit against the eager layer on another (more rows, more
 words, other positions), so that nothing of the example's size was frozen into it; compiled_batch_layers returns
@@ -12,11 +14,13 @@ None when a check fails or tracing does, and the step runs eagerly. The graphs s
 and hold no state of a batch: one set per model, for every session.
 """
 import warnings
+from typing import List, Tuple
 
 import torch
 from torch import Tensor, nn
 
 from model.cache import KeyValues
+from model.causal.row_ops import fill_rooms
 
 # What the tracing says it froze (the one word a step reads) is checked against the eager layer instead.
 warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
@@ -44,12 +48,37 @@ class _LayerStep(nn.Module):
         return layer_step(self.block, x, mask, starts, room)
 
 
+class _Stack(nn.Module):
+    """Every layer's graph in one call: a step's rows' keys and values copied into the padded rooms a group of layers
+    at a time (fill_rooms), each layer's graph run on its room. Scripted: the loop runs in TorchScript's interpreter,
+    so a step returns to Python (and waits for the GIL) once, not after each of its layers and copies."""
+
+    def __init__(self, graphs: list):
+        super().__init__()
+        self.graphs = nn.ModuleList(graphs)
+
+    def forward(self, x: Tensor, mask: Tensor, starts: Tensor, rooms: Tensor, caches: List[Tensor],
+                lengths: List[int], longest: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        group, n = rooms.size(0), len(self.graphs)
+        maps, hidden, new = [], [], []
+        for i, graph in enumerate(self.graphs):
+            if i % group == 0:
+                fill_rooms(rooms, caches, lengths, i, min(group, n - i), longest)
+            x, row, kv = graph(x, mask, starts, rooms[i % group])
+            new.append(kv)
+            maps.append(row)
+            hidden.append(x[:, 0])
+        return x, torch.stack(maps, 1), torch.stack(hidden, 1), torch.stack(new)
+
+
 class BatchLayers:
-    """Each layer's graph (_LayerStep): layers[i](x, mask, starts, room) -> (x, attention row, new keys and values)."""
+    """Each layer's graph (_LayerStep): layers[i](x, mask, starts, room) -> (x, attention row, new keys and values);
+    and all of them in one call (stack)."""
 
     def __init__(self, model: nn.Module, example: tuple[Tensor, ...]):
         with torch.inference_mode():
             self._graphs = [torch.jit.trace(_LayerStep(b).eval(), example, check_trace=False) for b in model.blocks]
+        self._stack = torch.jit.script(_Stack(self._graphs))
 
     def __len__(self) -> int:
         return len(self._graphs)
@@ -57,6 +86,14 @@ class BatchLayers:
     def __call__(self, i: int, x: Tensor, mask: Tensor, starts: Tensor, room: Tensor):
         with torch.jit.optimized_execution(False):  # exactly the eager layer's kernels
             return self._graphs[i](x, mask, starts, room)
+
+    def stack(self, x: Tensor, mask: Tensor, starts: Tensor, rooms: Tensor, caches: list[Tensor], lengths: list[int],
+              longest: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Every layer of a step at once, rooms (G, 2, B, kv, longest + 1, d) filled G layers at a time from each
+        row's cache (layers, 2, kv, T, d) of lengths[b] words -> (x (B, 1, E), attention rows (B, layers, nh,
+        longest + 1), each layer's output (B, layers, E), the new word's keys and values (layers, 2, B, kv, d))."""
+        with torch.jit.optimized_execution(False):
+            return self._stack(x, mask, starts, rooms, caches, lengths, longest)
 
 
 def layer_inputs(model: nn.Module, rows: int, words: int, seed: int) -> tuple[Tensor, ...]:

@@ -5,6 +5,7 @@ equal to the alone writing's within float32 rounding; alone in the batch, bit fo
 import pytest
 import torch
 
+from model.causal import batch as batch_module
 from model.causal.batch import Batch
 from model.causal.compiled_batch import compiled_batch_layers
 from model.causal.decoding import choices, generate
@@ -275,3 +276,19 @@ def test_heads_switched_off_step_eagerly(model):
     for graph, eager in ((a, c), (b, d)):
         assert graph.written == eager.written
         assert torch.equal(graph.result().hidden, eager.result().hidden)  # head 1.2's output zeroed, as eagerly
+
+
+@pytest.mark.parametrize("room_bytes", [1, 2**15])
+def test_the_layers_graphs_in_one_call_fill_the_rooms_a_group_of_layers_at_a_time(model, monkeypatch, room_bytes):
+    """Rooms for one layer, or a few, at a time (SmolLM2's 40 rows of 60-80 words: 3-4 layers): the one call's
+    loop (compiled_batch._Stack) fills each group before its layers, as the eager step does."""
+    monkeypatch.setattr(batch_module, "ROOM_BYTES", room_bytes)
+    compiled, groups = compiled_batch_layers(model), set()
+    stack = compiled.stack
+    monkeypatch.setattr(compiled, "stack", lambda x, mask, starts, rooms, *rest: groups.add(rooms.size(0)) or stack(
+        x, mask, starts, rooms, *rest))
+    for eager, graph in zip(written(model, None), written(model, compiled), strict=True):
+        assert graph.written.tolist() == eager.written.tolist()
+        for name in ("attentions", "hidden", "candidates", "final", "tempered"):
+            assert torch.equal(getattr(graph, name), getattr(eager, name)), name
+    assert groups and min(groups) < len(model.blocks)  # rooms for fewer layers than the model has
