@@ -6,9 +6,8 @@ One Writer per (model, heads switched off). Its work is two kinds of jobs in the
 and reads their prompts together, each its first word; a tick lets the questions read join the batch, writes one word
 of every answer in it, then queues the next tick. The two run on the two model threads at once: the answers in
 flight do not wait while newcomers' prompts are read (a class's fourteen readings took 0.46 s each in the middle of
-every answer). A tick is urgent in that line (runtime.model_thread._Queue: before the pages' passes, on one
-thread; docs/llm.md says why); a page's pass never waits for a whole answer. An answer leaves the batch when it is
-done, or at once when nobody follows it any more (runtime.streams.leave).
+every answer). A page's pass waits at most one job behind a class's answers, never for a whole answer; an answer
+leaves the batch when it is done, or at once when nobody follows it any more (runtime.streams.leave).
 
 Bounded: at most LIMIT answers in flight per model, the others wait in order (`ahead` says how many are before
 one); each answer's keys and values and what its page will read are promised in the process's one memory budget
@@ -130,7 +129,7 @@ class Writer:
                 budget().keep(key)
         if not self._ticking and (self._admitted or self._ready):
             self._ticking = True
-            QUEUE.submit(self._tick, (), urgent=True)
+            QUEUE.submit(self._tick, ())
         held = self._blocked and self._flight  # until one of them gives its room back
         if not self._reading and not held and self._waiting and len(self._flight) < self.limit:
             self._reading = True

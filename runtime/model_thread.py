@@ -6,7 +6,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import streamlit as st
 import torch
@@ -58,77 +58,37 @@ def model_threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers(), thread_name_prefix="attnviz-model")
 
 
-# s a page's pass waits before it goes ahead of a class's next batch step (runtime.batching) on any free model thread
-AGED = 0.5
-
-
 class _Queue:
-    """The model threads' one line of jobs. They start in the order they were submitted (FIFO), but for urgent jobs
-    (a class's batch step, runtime.batching: its wait is paid by every answer in flight, a page's pass by one page),
-    which go first while fewer than all model threads but one run urgent jobs and no other job has waited AGED s: with
-    two threads, a class's next step starts as soon as the last ends, and the pages' passes share the other thread in
-    order, or both once one of them has waited that long. The jobs ahead of a waiting one are the waiting jobs
-    submitted before it, and the urgent ones."""
+    """Where each job submitted to the model threads stands: they start in the order they were submitted (one FIFO
+    queue), so the jobs ahead of a waiting one are those submitted before it that have neither started nor been
+    cancelled."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._count = 0
-        self._waiting: dict[int, tuple] = {}  # place -> (fn, args, future, urgent, when), in the order submitted
-        self._urgent_running = 0
-        self._urgent_lane = 0  # urgent jobs that may run at once: all model threads but one
+        self._waiting: set[int] = set()  # the places of the jobs not started yet
 
-    def submit(self, fn: Callable, args: tuple, urgent: bool = False):
+    def submit(self, fn: Callable, args: tuple):
         """(future, its place: the how-manieth job submitted)."""
-        future = Future()
         with self._lock:
             self._count += 1
             place = self._count
-            self._waiting[place] = (fn, args, future, urgent, time.monotonic())
-            self._urgent_lane = _threads(model_threads()) - 1
-            model_threads().submit(self._next)  # one runner a job: each takes the job first in line when it starts
+            self._waiting.add(place)
+            future = model_threads().submit(self._run, place, fn, args)
         future.add_done_callback(lambda _: self._leave(place))  # a job cancelled while queued leaves the line too
         return future, place
 
     def ahead(self, place: int) -> int:
         with self._lock:
-            return sum(p < place or job[3] for p, job in self._waiting.items() if p != place)
+            return sum(p < place for p in self._waiting)
 
     def _leave(self, place: int) -> None:
         with self._lock:
-            self._waiting.pop(place, None)
+            self._waiting.discard(place)
 
-    def _take(self):
-        """Under the lock: the job to start now (the first urgent one while the lane has room and the first in line has
-        not waited AGED s, else the first)."""
-        if not self._waiting:
-            return None
-        place = next(iter(self._waiting))
-        if self._urgent_running < self._urgent_lane and time.monotonic() - self._waiting[place][4] < AGED:
-            place = next((p for p, job in self._waiting.items() if job[3]), place)
-        return self._waiting.pop(place)
-
-    def _next(self) -> None:
-        while True:
-            with self._lock:
-                job = self._take()
-                if job is None:  # taken by an earlier runner, or cancelled
-                    return
-                fn, args, future, urgent, _ = job
-                self._urgent_running += urgent
-            try:
-                if future.set_running_or_notify_cancel():
-                    try:
-                        future.set_result(_inference(fn, args))
-                    except BaseException as e:  # noqa: BLE001 - the job's error is its future's
-                        future.set_exception(e)
-                    return
-            finally:
-                with self._lock:
-                    self._urgent_running -= urgent
-
-
-def _threads(pool: ThreadPoolExecutor) -> int:
-    return getattr(pool, "_max_workers", None) or workers()
+    def _run(self, place: int, fn: Callable, args: tuple):
+        self._leave(place)
+        return _inference(fn, args)
 
 
 QUEUE = _Queue()

@@ -154,20 +154,3 @@ def test_an_answer_in_flight_goes_on_while_a_newcomer_s_prompt_is_read(model, ro
     assert newcomer.future.result(30).written.tolist() == alone(model, prompt(7, 12), 5)
     assert first.future.result(60).written.tolist() == alone(model, prompt(5, 11), 100) == said
     threads.shutdown()
-
-
-def test_a_class_s_steps_go_before_the_pages_passes_and_its_readings_do_not(model, room, monkeypatch):
-    """The model threads' line lets a batch step (paid for by every answer in flight) go first, not a newcomers'
-    reading (tests/runtime/test_queue.py: how the line orders them)."""
-    seen = {}
-    submit = model_thread.QUEUE.submit
-
-    def recording(fn, args, urgent=False):
-        seen.setdefault(fn.__name__, set()).add(urgent)
-        return submit(fn, args, urgent)
-
-    monkeypatch.setattr(model_thread.QUEUE, "submit", recording)
-    w = batching.Writer(model)
-    job = w.ask(prompt(5, 11), 4, None, (), lambda word: None)
-    assert job.future.result(30).written.tolist() == alone(model, prompt(5, 11), 4)
-    assert seen == {"_tick": {True}, "_read": {False}}
